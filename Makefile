@@ -1,0 +1,40 @@
+# The two commands of the README: `make demo` and `make test`.
+# Each sets up its own virtualenv under .venv/ (safe to run again: it only
+# reinstalls when a requirements file changed).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test lint serve venv clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy .
+
+demo: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py load_campaign demo/campaign.yaml
+	$(PY) manage.py demo_accounts demo-movies
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
+
+serve: $(STAMP)
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,55 @@
+"""One error shape for the whole API: `{"detail": str, "errors": [...]}`.
+
+DRF answers bad input with several shapes (a dict of field lists, a list, a bare
+`detail`); clients of a campaign API should not have to know which. Each item of
+`errors` is `{"field": ..., "message": ...}` (plus `line` where a file is concerned).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+VALIDATION_FAILED = "The request is not valid; see errors."
+
+
+def flatten_errors(data: Any, field: str = "") -> list[dict[str, Any]]:
+    """Turn DRF's nested error data into a flat list of {field, message} items."""
+    if isinstance(data, dict):
+        items: list[dict[str, Any]] = []
+        for key, value in data.items():
+            name = "" if key in ("non_field_errors", "detail") else str(key)
+            items += flatten_errors(value, f"{field}.{name}" if field and name else field or name)
+        return items
+    if isinstance(data, list):
+        return [item for value in data for item in flatten_errors(value, field)]
+    return [{"field": field, "message": str(data)}]
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = exception_handler(exc, context)
+    if response is None:
+        return None  # not an API error: a real bug, let Django report it
+    if isinstance(response.data, dict) and set(response.data) >= {"detail", "errors"}:
+        return response  # already in our shape (raised by our own views)
+    errors = flatten_errors(response.data)
+    if isinstance(exc, exceptions.ValidationError):
+        detail = VALIDATION_FAILED if len(errors) != 1 else errors[0]["message"]
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        detail = str(response.data["detail"])
+    else:
+        detail = "; ".join(item["message"] for item in errors)
+    response.data = {"detail": detail, "errors": errors}
+    return response
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """404 for unknown /api/ paths, in the API's shape rather than an HTML page."""
+    return JsonResponse(
+        {"detail": f"No API endpoint at {request.path}.", "errors": []},
+        status=status.HTTP_404_NOT_FOUND,
+    )

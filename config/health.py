@@ -1,0 +1,110 @@
+"""`/healthz`: is the service able to work? Database, broker and file storage.
+
+200 with every check "ok"; 503 naming what is not. `?worker=1` also sends a ping
+task through the queue and waits for a worker's answer (slower; for dashboards).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from config.celery import app as celery_app
+from config.celery import ping
+
+BROKER_FOLDER_MISSING = "broker folder {folder} is missing or not writable"
+WORKER_SILENT = "no worker answered within {timeout} s"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def check_database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return connection.vendor
+
+
+def check_broker() -> str:
+    url = celery_app.conf.broker_url or ""
+    if url.startswith("filesystem://"):
+        # The filesystem transport "connects" to anything; what matters is the folder.
+        folder = settings.CELERY_BROKER_DIR
+        probe = folder / f".healthz-{uuid.uuid4().hex}"
+        try:
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError:
+            raise RuntimeError(BROKER_FOLDER_MISSING.format(folder=folder)) from None
+        return "filesystem"
+    timeout = settings.HEALTH_CHECK_TIMEOUT
+    with celery_app.connection_for_write(
+        transport_options={"socket_connect_timeout": timeout, "socket_timeout": timeout}
+    ) as conn:
+        conn.ensure_connection(max_retries=1, timeout=int(timeout) or 1)
+        _ = conn.default_channel  # opens a channel: a real round trip to the server
+        return str(conn.transport_cls)
+
+
+def check_storage() -> str:
+    # A write and a delete: what submissions need, on local disk or S3 alike.
+    name = default_storage.save(f"healthz/{uuid.uuid4().hex}.txt", ContentFile(b"ok"))
+    default_storage.delete(name)
+    return type(default_storage).__name__
+
+
+def check_worker() -> str:
+    timeout = settings.HEALTH_CHECK_TIMEOUT
+    try:
+        answer = ping.apply_async(expires=timeout).get(timeout=timeout)
+    except Exception:
+        raise RuntimeError(WORKER_SILENT.format(timeout=timeout)) from None
+    return str(answer)
+
+
+def _run(check: Callable[[], str]) -> CheckResult:
+    started = time.perf_counter()
+    try:
+        detail = check()
+        ok = True
+    except Exception as exc:  # a health check reports failures, it never raises
+        detail, ok = f"{type(exc).__name__}: {exc}", False
+    return CheckResult(ok=ok, detail=detail, seconds=round(time.perf_counter() - started, 4))
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    checks: dict[str, Callable[[], str]] = {
+        "database": check_database,
+        "broker": check_broker,
+        "storage": check_storage,
+    }
+    if request.GET.get("worker") in ("1", "true", "yes"):
+        checks["worker"] = check_worker
+    results = {name: _run(check) for name, check in checks.items()}
+    failing = [name for name, result in results.items() if not result.ok]
+    body = {
+        "status": "ok" if not failing else "unavailable",
+        "detail": "all checks passed" if not failing else f"failing: {', '.join(failing)}",
+        "checks": {
+            name: {"ok": r.ok, "detail": r.detail, "seconds": r.seconds}
+            for name, r in results.items()
+        },
+    }
+    return JsonResponse(body, status=200 if not failing else 503)

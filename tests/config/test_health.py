@@ -1,0 +1,85 @@
+"""`/healthz`: 200 when database, broker and storage work; 503 naming what does not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from pytest_django import Settings as SettingsWrapper
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_answers_200_when_everything_works() -> None:
+    response = Client().get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert {name: check["ok"] for name, check in body["checks"].items()} == {
+        "database": True, "broker": True, "storage": True,
+    }
+
+
+def test_it_answers_503_naming_the_broker_when_the_broker_is_unreachable(
+    switch_broker: Callable[[str], None],
+) -> None:
+    # Port 1 on loopback: nothing listens there, so the connection is refused.
+    switch_broker("redis://127.0.0.1:1/0")
+    response = Client().get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["detail"] == "failing: broker"
+    assert body["checks"]["broker"]["ok"] is False
+    assert body["checks"]["database"]["ok"] is True
+
+
+def test_it_answers_503_when_the_embedded_broker_folder_is_gone(
+    switch_broker: Callable[[str], None], settings: SettingsWrapper, tmp_path: Path
+) -> None:
+    switch_broker("filesystem://")
+    settings.CELERY_BROKER_DIR = tmp_path / "removed"
+    response = Client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["broker"]["detail"] == (
+        f"RuntimeError: broker folder {tmp_path / 'removed'} is missing or not writable"
+    )
+
+
+def test_it_answers_503_naming_the_storage_when_files_cannot_be_written(
+    settings: SettingsWrapper, tmp_path: Path
+) -> None:
+    # The media "folder" is a plain file: no one, not even root, can write below it.
+    not_a_folder = tmp_path / "media"
+    not_a_folder.write_text("")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": str(not_a_folder)}},
+    }
+    response = Client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["detail"] == "failing: storage"
+
+
+def test_it_says_so_when_no_worker_answers(
+    settings: SettingsWrapper, switch_broker: Callable[[str], None]
+) -> None:
+    settings.HEALTH_CHECK_TIMEOUT = 0.5
+    # An in-process broker of this test's own: no worker consumes from it.
+    switch_broker("memory://")
+    response = Client().get("/healthz?worker=1")
+    assert response.status_code == 503
+    assert response.json()["checks"]["worker"]["detail"] == (
+        "RuntimeError: no worker answered within 0.5 s"
+    )
+
+
+@pytest.mark.worker
+def test_a_running_worker_answers_the_deep_check(celery_worker: object) -> None:
+    response = Client().get("/healthz?worker=1")
+    assert response.status_code == 200
+    assert response.json()["checks"]["worker"] == {
+        "ok": True, "detail": "pong", "seconds": response.json()["checks"]["worker"]["seconds"],
+    }
