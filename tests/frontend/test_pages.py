@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.test import Client
 
@@ -22,7 +24,7 @@ def test_the_campaign_page_shows_deadlines_in_the_campaign_time_zone_with_utc_on
     campaign = personas.campaign
     response = Client().get("/campaigns/toy/")
     page = response.content.decode()
-    local = campaign.pr_due.astimezone(__import__("zoneinfo").ZoneInfo("Asia/Tokyo"))
+    local = campaign.pr_due.astimezone(ZoneInfo("Asia/Tokyo"))
     assert f'{local:%Y-%m-%d %H:%M}</time>' in page
     assert f'title="{campaign.pr_due:%Y-%m-%d %H:%M} UTC"' in page
     assert "Times in Asia/Tokyo" in page
