@@ -1,0 +1,316 @@
+"""Answer-and-confidence (AC) measures of NTCIR-19 R2C2.
+
+Accuracy, nugget precision and the calibration measures O, U, R_O, R_U and HMR follow
+Sakai's definition for the NTCIR-19 R2C2 task ("RAG Responses: Confident and Correct?",
+task definition), restated in DESIGN.md section 6. ECE and the Brier score are shown
+beside HMR for reference.
+
+Conventions fixed here (a campaign has N questions, confidence p(i) = score / 100):
+- A question with no answer block counts as incorrect with p = 0 and nugget precision 0,
+  so every aggregate is over the campaign's N questions, never over the answered ones.
+- ECE uses 10 equal-width bins [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0]: left-closed, and
+  the last bin is closed so that p = 1.0 (confidence 100) falls in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+
+
+class NuggetMark(StrEnum):
+    """The judge's mark on a nugget line of a marked AC run (DESIGN.md section 4)."""
+
+    BOGUS = "B"  # the cited passage does not entail the nugget
+    RELEVANT = "R"  # entailed and helped to deduce a correct answer
+    NONRELEVANT = "N"  # entailed but did not lead to the answer
+
+
+NUGGET_MARKS = frozenset(mark.value for mark in NuggetMark)
+MAX_CONFIDENCE = 100
+ECE_BINS = 10
+
+BAD_CONFIDENCE = "confidence must be an integer 0..100, got {confidence!r}"
+BAD_MARK = "a nugget mark must be one of B, R, N, got {mark!r}"
+BAD_PROBABILITY = "probabilities must lie in [0, 1]"
+LENGTH_MISMATCH = "confidences and outcomes differ in length ({left} != {right})"
+NO_QUESTIONS = "a campaign needs at least one question"
+DUPLICATE_QUESTION = "question {qid} is listed twice in the campaign"
+UNKNOWN_QUESTION = "question {qid} is answered but is not one of the campaign's questions"
+BAD_BIN_COUNT = "the number of bins must be a positive integer, got {n_bins!r}"
+
+# Confidences are integers / 100, so p * n_bins can land a hair below a bin edge in
+# floating point (e.g. 0.7 * 10); this nudge keeps 70 in bin [0.7, 0.8) as intended.
+_EDGE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    """One answer block of an AC run after judging.
+
+    `correct` is the (possibly post-edited) answer judgment, `confidence` the integer
+    0..100 from the run, `marks` the mark of every nugget line in file order.
+    """
+
+    correct: bool
+    confidence: int
+    marks: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        confidence = self.confidence
+        if (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int)
+            or not 0 <= confidence <= MAX_CONFIDENCE
+        ):
+            raise ValueError(BAD_CONFIDENCE.format(confidence=confidence))
+        marks = tuple(self.marks)
+        for mark in marks:
+            if mark not in NUGGET_MARKS:
+                raise ValueError(BAD_MARK.format(mark=mark))
+        object.__setattr__(self, "marks", marks)
+        object.__setattr__(self, "correct", bool(self.correct))
+
+
+@dataclass(frozen=True)
+class AcQuestionScore:
+    """Per-question scores of an AC run; `answered` is False for a missing block."""
+
+    qid: str
+    answered: bool
+    correct: bool
+    probability: float
+    relevant_nuggets: int
+    returned_nuggets: int
+    nugget_precision: float
+
+
+@dataclass(frozen=True)
+class AcRunScores:
+    """Every AC measure of one run over the campaign's N questions.
+
+    o and u are the summed overconfidence and underconfidence; r_o, r_u and hmr the
+    R2C2 calibration scores (higher is better); ece and brier the reference measures
+    (lower is better). `questions` follows the campaign's question order.
+    """
+
+    n_questions: int
+    n_correct: int
+    accuracy: float
+    nugget_precision: float
+    o: float
+    u: float
+    r_o: float
+    r_u: float
+    hmr: float
+    ece: float
+    brier: float
+    questions: tuple[AcQuestionScore, ...]
+
+    def by_qid(self) -> dict[str, AcQuestionScore]:
+        """Per-question scores keyed by question id."""
+        return {question.qid: question for question in self.questions}
+
+    def leaderboard_row(self) -> dict[str, float]:
+        """The AC leaderboard columns (DESIGN.md section 9), full precision."""
+        return {
+            "accuracy": self.accuracy,
+            "nugget_precision": self.nugget_precision,
+            "r_o": self.r_o,
+            "r_u": self.r_u,
+            "hmr": self.hmr,
+            "ece": self.ece,
+            "brier": self.brier,
+        }
+
+
+def nugget_precision(marks: Sequence[str]) -> float:
+    """Relevant nuggets / all returned nuggets (bogus included); 0 if none returned.
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    for mark in marks:
+        if mark not in NUGGET_MARKS:
+            raise ValueError(BAD_MARK.format(mark=mark))
+    if not marks:
+        return 0.0
+    return sum(1 for mark in marks if mark == NuggetMark.RELEVANT) / len(marks)
+
+
+def overconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
+    """O = sum over the incorrect answers I- of p(i).
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    p, outcome = _probabilities_and_outcomes(probabilities, correct)
+    return float(p[~outcome].sum())
+
+
+def underconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
+    """U = sum over the correct answers I+ of (1 - p(i)).
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    p, outcome = _probabilities_and_outcomes(probabilities, correct)
+    return float((1.0 - p[outcome]).sum())
+
+
+def r_o(o: float, n_incorrect: int) -> float:
+    """R_O = 1 - O / |I-|, and 1 when I- is empty (nothing to be overconfident about).
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    return 1.0 if n_incorrect == 0 else 1.0 - o / n_incorrect
+
+
+def r_u(u: float, n_correct: int) -> float:
+    """R_U = 1 - U / |I+|, and 1 when I+ is empty (nothing to be underconfident about).
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    return 1.0 if n_correct == 0 else 1.0 - u / n_correct
+
+
+def hmr(r_o_value: float, r_u_value: float) -> float:
+    """HMR = 2 R_O R_U / (R_O + R_U), the harmonic mean of R_O and R_U; 0 if both are 0.
+
+    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    """
+    total = r_o_value + r_u_value
+    return 0.0 if total == 0 else 2.0 * r_o_value * r_u_value / total
+
+
+def calibration_bins(
+    probabilities: npt.ArrayLike, *, n_bins: int = ECE_BINS
+) -> npt.NDArray[np.intp]:
+    """The ECE bin of each probability: k for p in [k/n, (k+1)/n), and n - 1 for p = 1.0.
+
+    Equal-width, left-closed bins with the last one closed (DESIGN.md section 6 fixes
+    10 equal-width bins; this module fixes the edges).
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
+        raise ValueError(BAD_BIN_COUNT.format(n_bins=n_bins))
+    p = _probabilities(probabilities)
+    return np.minimum(np.floor(p * n_bins + _EDGE_TOLERANCE).astype(np.intp), n_bins - 1)
+
+
+def expected_calibration_error(
+    probabilities: npt.ArrayLike, correct: npt.ArrayLike, *, n_bins: int = ECE_BINS
+) -> float:
+    """ECE = sum over bins b of |B_b| / N * |acc(B_b) - conf(B_b)|.
+
+    Source: Naeini, Cooper & Hauskrecht, "Obtaining Well Calibrated Probabilities Using
+    Bayesian Binning", AAAI 2015, section "Calibration measures"; Guo et al., "On
+    Calibration of Modern Neural Networks", ICML 2017, section 2 (eq. 3).
+
+    Bins are `n_bins` equal-width intervals [k/n, (k+1)/n), left-closed, with the last
+    one closed, so p = 1.0 goes in the last bin (Guo et al. use right-closed bins,
+    which would leave p = 0 out). Empty bins contribute nothing.
+    """
+    bins = calibration_bins(probabilities, n_bins=n_bins)
+    p, outcome = _probabilities_and_outcomes(probabilities, correct)
+    if p.size == 0:
+        return 0.0
+    confidence_sum = np.bincount(bins, weights=p, minlength=n_bins)
+    correct_sum = np.bincount(bins, weights=outcome.astype(np.float64), minlength=n_bins)
+    # |B| * |acc - conf| = |sum(correct) - sum(p)| in each bin, so empty bins give 0.
+    return float(np.abs(correct_sum - confidence_sum).sum() / p.size)
+
+
+def brier_score(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
+    """Brier score = (1/N) sum of (p(i) - o(i))^2 with o(i) = 1 if correct else 0.
+
+    Source: Brier, "Verification of Forecasts Expressed in Terms of Probability",
+    Monthly Weather Review 78(1), 1950 (the two-category case).
+    """
+    p, outcome = _probabilities_and_outcomes(probabilities, correct)
+    if p.size == 0:
+        return 0.0
+    return float(np.mean((p - outcome.astype(np.float64)) ** 2))
+
+
+def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) -> AcRunScores:
+    """Score one judged AC run over the campaign's questions `qids` (N = len(qids)).
+
+    `answers` maps qid to the judged answer block; a campaign question without one
+    counts as incorrect with p = 0 and nugget precision 0 (DESIGN.md section 6).
+    Raises ValueError for an empty or repeated question list and for an answer to a
+    question that is not in the campaign.
+    """
+    if not qids:
+        raise ValueError(NO_QUESTIONS)
+    campaign = set()
+    for qid in qids:
+        if qid in campaign:
+            raise ValueError(DUPLICATE_QUESTION.format(qid=qid))
+        campaign.add(qid)
+    for qid in answers:
+        if qid not in campaign:
+            raise ValueError(UNKNOWN_QUESTION.format(qid=qid))
+
+    questions = tuple(_question_score(qid, answers.get(qid)) for qid in qids)
+    p = np.array([q.probability for q in questions], dtype=np.float64)
+    outcome = np.array([q.correct for q in questions], dtype=bool)
+    n_correct = int(outcome.sum())
+    n_incorrect = len(questions) - n_correct
+    o = overconfidence(p, outcome)
+    u = underconfidence(p, outcome)
+    r_o_value = r_o(o, n_incorrect)
+    r_u_value = r_u(u, n_correct)
+    return AcRunScores(
+        n_questions=len(questions),
+        n_correct=n_correct,
+        accuracy=n_correct / len(questions),
+        nugget_precision=sum(q.nugget_precision for q in questions) / len(questions),
+        o=o,
+        u=u,
+        r_o=r_o_value,
+        r_u=r_u_value,
+        hmr=hmr(r_o_value, r_u_value),
+        ece=expected_calibration_error(p, outcome),
+        brier=brier_score(p, outcome),
+        questions=questions,
+    )
+
+
+def _question_score(qid: str, answer: JudgedAnswer | None) -> AcQuestionScore:
+    if answer is None:
+        return AcQuestionScore(
+            qid=qid,
+            answered=False,
+            correct=False,
+            probability=0.0,
+            relevant_nuggets=0,
+            returned_nuggets=0,
+            nugget_precision=0.0,
+        )
+    return AcQuestionScore(
+        qid=qid,
+        answered=True,
+        correct=answer.correct,
+        probability=answer.confidence / MAX_CONFIDENCE,
+        relevant_nuggets=sum(1 for mark in answer.marks if mark == NuggetMark.RELEVANT),
+        returned_nuggets=len(answer.marks),
+        nugget_precision=nugget_precision(answer.marks),
+    )
+
+
+def _probabilities(probabilities: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    p = np.asarray(probabilities, dtype=np.float64).ravel()
+    if p.size and (not np.all(np.isfinite(p)) or np.min(p) < 0.0 or np.max(p) > 1.0):
+        raise ValueError(BAD_PROBABILITY)
+    return p
+
+
+def _probabilities_and_outcomes(
+    probabilities: npt.ArrayLike, correct: npt.ArrayLike
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    p = _probabilities(probabilities)
+    outcome = np.asarray(correct, dtype=bool).ravel()
+    if p.shape != outcome.shape:
+        raise ValueError(LENGTH_MISMATCH.format(left=p.size, right=outcome.size))
+    return p, outcome

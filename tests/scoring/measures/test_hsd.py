@@ -1,0 +1,128 @@
+"""Randomised Tukey HSD (Carterette, TOIS 2012; Sakai, Laboratory Experiments in IR, 2018)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from scoring.measures import hsd
+from scoring.measures.hsd import (
+    BAD_MATRIX,
+    BAD_NAMES,
+    BAD_PERMUTATIONS,
+    NOT_FINITE,
+    randomised_tukey_hsd,
+)
+
+
+def exact_hsd_p_values(x: np.ndarray) -> np.ndarray:
+    """Every combination of row permutations, equally likely: the exact p-values the
+    randomised test estimates."""
+    n, m = x.shape
+    observed = np.abs(x.mean(axis=0)[:, None] - x.mean(axis=0)[None, :])
+    rows = [[x[t, list(p)] for p in itertools.permutations(range(m))] for t in range(n)]
+    ranges = np.array(
+        [np.ptp(np.mean(combination, axis=0)) for combination in itertools.product(*rows)]
+    )
+    return (ranges[None, None, :] >= observed[:, :, None] - 1e-12).mean(axis=2)
+
+
+def test_identical_runs_are_never_significantly_different():
+    x = np.array([[0.2, 0.2], [0.5, 0.5], [0.9, 0.9]])
+
+    assert randomised_tukey_hsd(x, n_permutations=500).p_value("0", "1") == 1.0
+
+
+def test_a_run_better_by_one_on_three_topics_has_p_one_quarter():
+    # Two runs: permuting a row swaps its two scores with probability 1/2. The range of
+    # the means reaches the observed 1 only when all three rows swap alike: 2/8.
+    x = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+
+    result = randomised_tukey_hsd(x, n_permutations=5000, seed=1)
+
+    assert result.p_value("0", "1") == pytest.approx(0.25, abs=0.03)  # 5 standard errors
+
+
+def test_a_run_better_on_every_one_of_twenty_topics_is_significant():
+    # All 20 rows must swap alike to reach the observed range: p = 2 / 2^20.
+    x = np.tile([0.6, 0.4], (20, 1)) + np.linspace(0, 0.3, 20)[:, None]
+
+    assert randomised_tukey_hsd(x, n_permutations=5000).p_value("0", "1") < 0.001
+
+
+def test_p_values_estimate_the_exact_permutation_distribution():
+    x = np.array([[0.1, 0.5, 0.9], [0.2, 0.6, 0.8], [0.3, 0.4, 1.0]])
+    exact = exact_hsd_p_values(x)  # (3!)^3 = 216 equally likely outcomes
+
+    result = randomised_tukey_hsd(x, n_permutations=5000, seed=7)
+
+    # 5000 trials: a standard error of at most 0.0071; allow 5 of them.
+    np.testing.assert_allclose(result.p_values, exact, atol=0.036)
+    assert result.p_value("0", "2") < result.p_value("1", "2") < result.p_value("0", "1")
+
+
+def test_the_same_seed_gives_the_same_p_values():
+    x = np.random.default_rng(0).random((10, 4))
+
+    first = randomised_tukey_hsd(x, n_permutations=2000, seed=42)
+    again = randomised_tukey_hsd(x, n_permutations=2000, seed=42)
+    other = randomised_tukey_hsd(x, n_permutations=2000, seed=43)
+
+    assert np.array_equal(first.p_values, again.p_values)
+    assert not np.array_equal(first.p_values, other.p_values)
+
+
+def test_a_seeded_generator_gives_repeatable_p_values():
+    x = np.random.default_rng(0).random((10, 4))
+
+    first = randomised_tukey_hsd(x, n_permutations=500, seed=np.random.default_rng(5))
+    again = randomised_tukey_hsd(x, n_permutations=500, seed=np.random.default_rng(5))
+
+    assert np.array_equal(first.p_values, again.p_values)
+
+
+def test_the_result_does_not_depend_on_chunking_threads(monkeypatch):
+    monkeypatch.setattr(hsd, "CHUNK_CELLS", 40 * 4 * 7)  # 7 trials a chunk, many chunks
+    x = np.random.default_rng(0).random((40, 4))
+
+    alone = randomised_tukey_hsd(x, n_permutations=300, seed=3, workers=1)
+    shared = randomised_tukey_hsd(x, n_permutations=300, seed=3, workers=3)
+
+    assert np.array_equal(alone.p_values, shared.p_values)
+
+
+def test_every_permutation_keeps_each_topics_scores():
+    # The run sums of any permutation add up to the grand total, and no range can
+    # exceed the spread of the row-wise extremes.
+    x = np.random.default_rng(1).random((30, 5))
+
+    ranges = hsd._permutation_ranges(x, 200, 0, 1)
+
+    assert np.all(ranges >= 0)
+    assert np.all(ranges <= (x.max(axis=1) - x.min(axis=1)).sum() + 1e-9)
+
+
+def test_pairs_list_every_pair_once_with_names():
+    x = np.array([[0.3, 0.2, 0.1], [0.35, 0.25, 0.05]])
+
+    pairs = randomised_tukey_hsd(x, run_names=["A", "B", "C"], n_permutations=100).pairs()
+
+    assert [(p.run_a, p.run_b) for p in pairs] == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert pairs[1].difference == pytest.approx(0.325 - 0.075)
+
+
+@pytest.mark.parametrize(
+    ("scores", "kwargs", "message"),
+    [
+        ([[0.1], [0.2]], {}, BAD_MATRIX.format(shape=(2, 1))),
+        ([[0.1, np.nan]], {}, NOT_FINITE),
+        ([[0.1, 0.2]], {"n_permutations": 0}, BAD_PERMUTATIONS.format(value=0)),
+        ([[0.1, 0.2]], {"run_names": ["A"]}, BAD_NAMES.format(expected=2, got=1)),
+    ],
+)
+def test_it_rejects_bad_input(scores, kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        randomised_tukey_hsd(scores, **kwargs)

@@ -1,0 +1,189 @@
+"""CIs, paired t-test, two-way ANOVA, topic set size design and agreement measures."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from scipy import stats as sp_stats
+
+from scoring.measures.stats import (
+    BAD_LEVEL,
+    CONSTANT_LEADERBOARD,
+    DIFFERENT_RUNS,
+    NOT_POSITIVE,
+    NOT_SAME_ITEMS,
+    TOO_FEW_SCORES,
+    cohen_kappa,
+    kendall_tau,
+    mean_ci,
+    paired_t_test,
+    spearman_rho,
+    topic_set_size_ci,
+    topic_set_size_t_test,
+    two_way_anova,
+)
+
+
+def test_the_mean_ci_uses_the_t_distribution():
+    # 1..5: mean 3, s = sqrt(2.5), t(4; 0.025) = 2.776445 (any t table), so the margin
+    # is 2.776445 * sqrt(2.5) / sqrt(5).
+    ci = mean_ci([1, 2, 3, 4, 5])
+
+    assert ci.mean == 3.0
+    assert ci.margin == pytest.approx(2.776445 * math.sqrt(2.5 / 5), abs=1e-6)
+    assert (ci.lower, ci.upper) == (pytest.approx(3 - ci.margin), pytest.approx(3 + ci.margin))
+
+
+def test_a_mean_ci_needs_two_scores():
+    with pytest.raises(ValueError, match=re.escape(TOO_FEW_SCORES.format(n=1))):
+        mean_ci([0.5])
+
+
+def test_the_paired_t_test_matches_a_hand_computation():
+    # d = 2, 1, 1, 2: mean 1.5, s = sqrt(1/3), t = 1.5 / (s / 2) = 3 sqrt(3), df = 3;
+    # two-sided p = 2 P(T3 > 5.196) = 0.01385 (t table).
+    result = paired_t_test([3, 4, 5, 6], [1, 3, 4, 4])
+
+    assert result.mean_difference == 1.5
+    assert result.t_statistic == pytest.approx(3 * math.sqrt(3))
+    assert result.df == 3
+    assert result.p_value == pytest.approx(0.01385, abs=5e-5)
+    assert result.lower < 1.5 < result.upper
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "t", "p"),
+    [
+        ([1, 2, 3], [1, 2, 3], 0.0, 1.0),  # identical runs
+        ([2, 3, 4], [1, 2, 3], math.inf, 0.0),  # always better by exactly 1
+    ],
+)
+def test_the_paired_t_test_handles_constant_differences(a, b, t, p):
+    result = paired_t_test(a, b)
+
+    assert (result.t_statistic, result.p_value) == (t, p)
+
+
+def test_two_way_anova_matches_a_hand_computed_table():
+    # [[1, 2], [3, 5]]: grand mean 2.75, topic means 1.5, 4, system means 2, 3.5;
+    # SS_topic = 2 (1.25^2 + 1.25^2) = 6.25, SS_system = 2 (0.75^2 + 0.75^2) = 2.25,
+    # SS_total = 8.75, so SS_residual = 0.25 on (2-1)(2-1) = 1 df (Sakai 2016, sec. 6).
+    anova = two_way_anova([[1, 2], [3, 5]])
+
+    assert (anova.ss_topic, anova.ss_system) == (pytest.approx(6.25), pytest.approx(2.25))
+    assert anova.ss_residual == pytest.approx(0.25)
+    assert anova.df_residual == 1
+    assert anova.residual_variance == pytest.approx(0.25)
+    assert anova.f_system == pytest.approx(9.0)
+
+
+def test_two_way_anova_of_purely_additive_scores_has_no_residual():
+    anova = two_way_anova([[0.1, 0.3, 0.6], [0.2, 0.4, 0.7]])
+
+    assert anova.residual_variance == pytest.approx(0.0, abs=1e-15)
+
+
+def expected_ci_width(n: int, sigma_t: float, alpha: float = 0.05) -> float:
+    # Sakai, "Topic set size design", IRJ 2016, section 5:
+    # E[W] = 2 t(n-1; alpha/2) * sqrt(2/(n-1)) Gamma(n/2) / Gamma((n-1)/2) * sigma / sqrt(n).
+    c = math.sqrt(2 / (n - 1)) * math.gamma(n / 2) / math.gamma((n - 1) / 2)
+    return 2 * sp_stats.t.ppf(1 - alpha / 2, n - 1) * c * sigma_t / math.sqrt(n)
+
+
+@pytest.mark.parametrize(("residual_variance", "ci_width"), [(0.02, 0.1), (0.05, 0.2), (0.1, 0.5)])
+def test_the_ci_based_topic_set_size_is_the_first_n_whose_expected_width_fits(
+    residual_variance, ci_width
+):
+    # sigma_t^2 = 2 V_E (Sakai 2016, section 6).
+    sigma_t = math.sqrt(2 * residual_variance)
+
+    n = topic_set_size_ci(residual_variance=residual_variance, ci_width=ci_width)
+
+    assert expected_ci_width(n, sigma_t) <= ci_width < expected_ci_width(n - 1, sigma_t)
+
+
+def test_the_ci_based_topic_set_size_is_above_the_normal_approximation():
+    # n' = 4 z^2 sigma_t^2 / delta^2 = 4 * 1.96^2 * 0.04 / 0.01 = 61.5 (Sakai 2016, sec. 5).
+    assert topic_set_size_ci(residual_variance=0.02, ci_width=0.1) >= 62
+
+
+def test_the_t_test_topic_set_size_matches_the_textbook_value_for_effect_size_half():
+    # sigma_t = sqrt(2 * 0.02) = 0.2 and minD = 0.1 give d = 0.5; a two-sided paired
+    # t-test at alpha 0.05 needs 34 pairs for power 0.8 (G*Power; Cohen 1988).
+    assert topic_set_size_t_test(residual_variance=0.02, min_difference=0.1) == 34
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"residual_variance": 0.0, "ci_width": 0.1},
+            NOT_POSITIVE.format(name="residual_variance", value=0.0),
+        ),
+        (
+            {"residual_variance": 0.1, "ci_width": -1.0},
+            NOT_POSITIVE.format(name="ci_width", value=-1.0),
+        ),
+        (
+            {"residual_variance": 0.1, "ci_width": 0.1, "alpha": 1.5},
+            BAD_LEVEL.format(name="alpha", value=1.5),
+        ),
+    ],
+)
+def test_topic_set_size_rejects_nonsense(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        topic_set_size_ci(**kwargs)
+
+
+LEADERBOARD_A = {"r1": 0.4, "r2": 0.3, "r3": 0.2, "r4": 0.1}
+LEADERBOARD_B = {"r1": 0.9, "r2": 0.5, "r3": 0.6, "r4": 0.1}  # r2 and r3 swapped
+
+
+def test_kendalls_tau_counts_concordant_pairs():
+    # 6 pairs, 5 concordant, 1 discordant: tau = (5 - 1) / 6 (Kendall 1938).
+    assert kendall_tau(LEADERBOARD_A, LEADERBOARD_B).statistic == pytest.approx(2 / 3)
+
+
+def test_spearmans_rho_uses_squared_rank_differences():
+    # rank differences 0, 1, 1, 0: rho = 1 - 6 * 2 / (4 * 15) (Spearman 1904).
+    assert spearman_rho(LEADERBOARD_A, LEADERBOARD_B).statistic == pytest.approx(0.8)
+
+
+def test_identical_leaderboards_correlate_perfectly():
+    assert kendall_tau(LEADERBOARD_A, LEADERBOARD_A).statistic == pytest.approx(1.0)
+    assert spearman_rho(LEADERBOARD_A, LEADERBOARD_A).statistic == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("other", "message"),
+    [
+        ({"r1": 0.1, "r2": 0.2, "r3": 0.3, "r5": 0.4}, DIFFERENT_RUNS.format(only="r4, r5")),
+        ({"r1": 0.5, "r2": 0.5, "r3": 0.5, "r4": 0.5}, CONSTANT_LEADERBOARD),
+    ],
+)
+def test_leaderboards_that_cannot_be_correlated_are_rejected(other, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        kendall_tau(LEADERBOARD_A, other)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kappa"),
+    [
+        # p_o = 4/5, p_e = (3/5)(2/5) + (2/5)(3/5) = 12/25: (0.8 - 0.48) / 0.52 = 8/13.
+        ([1, 1, 0, 0, 1], [1, 0, 0, 0, 1], 8 / 13),
+        # p_o = 0, p_e = 1/2: kappa = -1.
+        (["R", "N", "R", "N"], ["N", "R", "N", "R"], -1.0),
+        (["R", "N", "B"], ["R", "N", "B"], 1.0),
+        (["R", "R"], ["R", "R"], 1.0),  # p_e = 1: reported as perfect agreement
+    ],
+)
+def test_cohens_kappa_corrects_agreement_for_chance(a, b, kappa):
+    # Cohen 1960: (p_o - p_e) / (1 - p_e).
+    assert cohen_kappa(a, b) == pytest.approx(kappa)
+
+
+def test_cohens_kappa_needs_the_same_items_from_both_judges():
+    with pytest.raises(ValueError, match=re.escape(NOT_SAME_ITEMS.format(left=2, right=1))):
+        cohen_kappa([1, 0], [1])
