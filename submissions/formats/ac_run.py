@@ -1,0 +1,447 @@
+"""AC runs: one block per question with an answer, its confidence and its nuggets.
+
+DESIGN.md section 4::
+
+    <D001>
+    [Answer];[Confidence]
+    [NuggetNum];[PRrunname];[PassageRank];[Nugget]
+    ...
+    </D001>
+
+UTF-8. The answer may contain ``;`` (the confidence is after the last ``;``); the nugget
+text may contain ``;`` (split on the first three). Confidence is an integer 0..100. At
+most 10 nugget lines, NuggetNum 1..10 unique in the block. (PRrunname, PassageRank) is a
+`PassageKey`: it must name a PR run that has been shared in this campaign and a rank that
+run returned for this question.
+
+Rules checked here, each reported as a `Problem`: each question at most once per file;
+the closing tag matches the opening one; no content outside blocks and no unterminated
+block at the end of the file; the answer line first in its block; no blank lines; strict
+UTF-8; and the field rules above. The block reader is shared with `marked_ac_run`, which
+only reads nugget lines differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeAlias, TypeVar
+
+from .common import (
+    BAD_INTEGER,
+    BLANK_LINE,
+    EMPTY_FIELD,
+    EMPTY_FILE,
+    FIELD_FILE,
+    FIELD_LINE,
+    FIELD_PASSAGE_RANK,
+    FIELD_QID,
+    UNKNOWN_QID,
+    BinaryReader,
+    ParseResult,
+    PassageKey,
+    Problem,
+    TextSink,
+    check_writable,
+    excerpt,
+    is_blank,
+    iter_text_lines,
+    parse_int,
+)
+from .pr_run import DEFAULT_MAX_RANK
+from .run_names import is_pr_run_name
+
+MAX_NUGGETS = 10
+MIN_CONFIDENCE = 0
+MAX_CONFIDENCE = 100
+
+ANSWER_LINE_FORMAT = "[Answer];[Confidence]"
+NUGGET_LINE_FORMAT = "[NuggetNum];[PRrunname];[PassageRank];[Nugget]"
+
+OUTSIDE_BLOCK = "found {!r} outside any block; expected an opening tag such as <D001>"
+DUPLICATE_BLOCK = (
+    "found a second block for qID {!r} (the first opens on line {}); "
+    "expected each qID at most once per file"
+)
+NESTED_BLOCK = (
+    "found the opening tag <{}> inside the block <{}> opened on line {}; expected </{}> first"
+)
+MISMATCHED_CLOSING_TAG = (
+    "found the closing tag </{}>; expected </{}> to close the block opened on line {}"
+)
+UNTERMINATED_BLOCK = (
+    "found the end of the file inside the block <{}> opened here; expected </{}> first"
+)
+MISSING_ANSWER = (
+    "found the block <{}> closed without an answer line; "
+    "expected " + ANSWER_LINE_FORMAT + " as the first line of the block"
+)
+ANSWER_WITHOUT_SEPARATOR = "found {!r} without a ';'; expected " + ANSWER_LINE_FORMAT
+NUGGET_FIELD_COUNT = "found {} ';'-separated field(s); expected 4: " + NUGGET_LINE_FORMAT
+TOO_MANY_NUGGETS = (
+    "found nugget line {} in the block <{}>; expected at most {} nugget lines per block"
+)
+DUPLICATE_NUGGET_NUM = (
+    "found NuggetNum {} again in the block <{}> (first on line {}); "
+    "expected each NuggetNum at most once per block"
+)
+BAD_PR_RUN_NAME = "found PRrunname {!r}; expected a PR run name [Team]-PG-[n] or [Team]-PO-[n]"
+UNKNOWN_PR_RUN = (
+    "found PRrunname {!r}, which is not a shared PR run of this campaign; expected one of: {}"
+)
+UNKNOWN_PASSAGE_RANK = (
+    "found PassageRank {} of {} for qID {!r}, which that run did not return; "
+    "expected one of its ranks for that question: {}"
+)
+
+FIELD_TAG = "tag"
+FIELD_ANSWER = "Answer"
+FIELD_CONFIDENCE = "Confidence"
+FIELD_NUGGET_NUM = "NuggetNum"
+FIELD_RUN_NAME = "PRrunname"
+FIELD_NUGGET = "Nugget"
+
+#: PR run name -> qID -> the PassageRanks that run returned for it: the PR runs shared in
+#: the campaign. `pr_run.returned_ranks` gives the inner mapping of one run.
+SharedPrRuns: TypeAlias = Mapping[str, Mapping[str, Collection[int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class NuggetRecord:
+    """A nugget of an answer, citing the passage at `passage_key` as its support."""
+
+    qid: str
+    nugget_num: int
+    passage_key: PassageKey
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRecord:
+    """One block of an AC run: the answer to question `qid`, how sure, and its nuggets."""
+
+    qid: str
+    answer: str
+    confidence: int
+    nuggets: tuple[NuggetRecord, ...]
+
+
+N = TypeVar("N")
+
+#: Reads one nugget line of a block: (lineno, qID of the block, line) -> the NuggetNum
+#: (when it is usable, for the uniqueness check) and the nugget (None if the line has any
+#: problem, which the reader has reported).
+NuggetLineReader: TypeAlias = Callable[[int, str, str], tuple[int | None, N | None]]
+
+
+@dataclass(slots=True)
+class AnswerBlock(Generic[N]):
+    """One ``<qID>`` ... ``</qID>`` block as read; `clean` when it has no problem."""
+
+    qid: str
+    line: int  # of the opening tag
+    answer: str = ""
+    confidence: int = 0
+    answer_read: bool = False
+    nuggets: list[N] = field(default_factory=list)
+    nugget_lines: int = 0
+    nugget_num_lines: dict[int, int] = field(default_factory=dict)  # NuggetNum -> line
+    clean: bool = True
+
+
+def parse_ac_run(
+    binary_file: BinaryReader,
+    *,
+    known_qids: Container[str] | None = None,
+    shared_pr_runs: SharedPrRuns | None = None,
+    max_rank: int = DEFAULT_MAX_RANK,
+) -> ParseResult[AnswerRecord]:
+    """Parse an AC run (DESIGN.md section 4) from a binary file, reporting every problem.
+
+    `known_qids`: the campaign's questions (None: any qID). `shared_pr_runs`: the PR runs
+    shared in the campaign, to check every PassageKey against (None: only check that it
+    looks like one). A record is made for each block without problems.
+    """
+    problems: list[Problem] = []
+
+    def nugget_line(lineno: int, qid: str, line: str) -> tuple[int | None, NuggetRecord | None]:
+        return read_nugget_line(
+            lineno, qid, line, problems, shared_pr_runs=shared_pr_runs, max_rank=max_rank
+        )
+
+    records = [
+        AnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
+        for block in read_answer_blocks(binary_file, problems, nugget_line, known_qids=known_qids)
+        if block.clean
+    ]
+    return ParseResult(records, problems)
+
+
+def write_ac_run(records: Iterable[AnswerRecord], text_file: TextSink) -> None:
+    """Write `records` as an AC run, one block each, in the order given.
+
+    Raises ValueError for a value that would break the file's structure (see
+    `write_answer_block`). The other rules are the parser's to check.
+    """
+    for record in records:
+        write_answer_block(
+            record.qid,
+            record.answer,
+            record.confidence,
+            (format_nugget_line(nugget) for nugget in record.nuggets),
+            text_file,
+        )
+
+
+def read_answer_blocks(
+    binary_file: BinaryReader,
+    problems: list[Problem],
+    nugget_line: NuggetLineReader[N],
+    *,
+    known_qids: Container[str] | None = None,
+) -> Iterator[AnswerBlock[N]]:
+    """Yield every block of an AC-style file, reporting problems of its structure.
+
+    The building block of `parse_ac_run` and `marked_ac_run.parse_marked_ac_run`:
+    tags, the answer line, blank lines, content outside blocks and the number and
+    uniqueness of nugget lines are checked here; `nugget_line` reads each nugget line.
+    Yields unclean blocks too (with ``clean=False``), in file order.
+    """
+    seen_qids: dict[str, int] = {}  # qID -> line of its first opening tag
+    block: AnswerBlock[N] | None = None
+    lineno = 0
+    for lineno, line in iter_text_lines(binary_file, problems):
+        if line is None:  # not UTF-8, already reported; it still takes its place
+            if block is not None:
+                block.clean = False
+                if block.answer_read:
+                    block.nugget_lines += 1
+                else:
+                    block.answer_read = True
+            continue
+
+        if line.startswith("<") and line.endswith(">"):
+            closing = line.startswith("</")
+            qid = line[2:-1] if closing else line[1:-1]
+            if closing:
+                if block is None:
+                    problems.append(
+                        Problem(lineno, FIELD_LINE, OUTSIDE_BLOCK.format(excerpt(line)))
+                    )
+                    continue
+                if qid != block.qid:
+                    problems.append(
+                        Problem(
+                            lineno,
+                            FIELD_TAG,
+                            MISMATCHED_CLOSING_TAG.format(qid, block.qid, block.line),
+                        )
+                    )
+                    block.clean = False
+                if not block.answer_read:
+                    problems.append(Problem(lineno, FIELD_LINE, MISSING_ANSWER.format(block.qid)))
+                    block.clean = False
+                yield block
+                block = None
+                continue
+            if block is not None:
+                problems.append(
+                    Problem(
+                        lineno,
+                        FIELD_TAG,
+                        NESTED_BLOCK.format(qid, block.qid, block.line, block.qid),
+                    )
+                )
+                block.clean = False
+                yield block
+            block = AnswerBlock(qid, lineno)
+            if is_blank(qid):
+                problems.append(Problem(lineno, FIELD_QID, EMPTY_FIELD.format(FIELD_QID)))
+                block.clean = False
+            elif known_qids is not None and qid not in known_qids:
+                problems.append(Problem(lineno, FIELD_QID, UNKNOWN_QID.format(qid)))
+                block.clean = False
+            first_line = seen_qids.setdefault(qid, lineno)
+            if first_line != lineno:
+                problems.append(Problem(lineno, FIELD_QID, DUPLICATE_BLOCK.format(qid, first_line)))
+                block.clean = False
+            continue
+
+        if block is None:
+            if is_blank(line):
+                problems.append(
+                    Problem(lineno, FIELD_LINE, BLANK_LINE.format("an opening tag such as <D001>"))
+                )
+            else:
+                problems.append(Problem(lineno, FIELD_LINE, OUTSIDE_BLOCK.format(excerpt(line))))
+            continue
+        if is_blank(line):
+            expected = (
+                f"{NUGGET_LINE_FORMAT} or </{block.qid}>"
+                if block.answer_read
+                else ANSWER_LINE_FORMAT
+            )
+            problems.append(Problem(lineno, FIELD_LINE, BLANK_LINE.format(expected)))
+            block.clean = False
+            continue
+        if not block.answer_read:
+            block.answer_read = True
+            if not _read_answer_line(block, lineno, line, problems):
+                block.clean = False
+            continue
+
+        block.nugget_lines += 1
+        if block.nugget_lines > MAX_NUGGETS:
+            problems.append(
+                Problem(
+                    lineno,
+                    FIELD_LINE,
+                    TOO_MANY_NUGGETS.format(block.nugget_lines, block.qid, MAX_NUGGETS),
+                )
+            )
+            block.clean = False
+        nugget_num, nugget = nugget_line(lineno, block.qid, line)
+        if nugget_num is not None:
+            first_line = block.nugget_num_lines.setdefault(nugget_num, lineno)
+            if first_line != lineno:
+                problems.append(
+                    Problem(
+                        lineno,
+                        FIELD_NUGGET_NUM,
+                        DUPLICATE_NUGGET_NUM.format(nugget_num, block.qid, first_line),
+                    )
+                )
+                block.clean = False
+        if nugget is None:
+            block.clean = False
+        else:
+            block.nuggets.append(nugget)
+
+    if block is not None:
+        problems.append(
+            Problem(block.line, FIELD_TAG, UNTERMINATED_BLOCK.format(block.qid, block.qid))
+        )
+        block.clean = False
+        yield block
+    if lineno == 0:
+        problems.append(Problem(0, FIELD_FILE, EMPTY_FILE.format("answer block")))
+
+
+def read_nugget_line(
+    lineno: int,
+    qid: str,
+    line: str,
+    problems: list[Problem],
+    *,
+    shared_pr_runs: SharedPrRuns | None = None,
+    max_rank: int = DEFAULT_MAX_RANK,
+) -> tuple[int | None, NuggetRecord | None]:
+    """Read ``[NuggetNum];[PRrunname];[PassageRank];[Nugget]``, reporting its problems.
+
+    Returns the NuggetNum if it is valid (for the uniqueness check of the block) and the
+    nugget if the line has no problem.
+    """
+    before = len(problems)
+    fields = line.split(";", 3)
+    if len(fields) != 4:
+        problems.append(Problem(lineno, FIELD_LINE, NUGGET_FIELD_COUNT.format(len(fields))))
+        return None, None
+    num_text, run_name, rank_text, text = fields
+    nugget_num = parse_int(num_text, 1, MAX_NUGGETS)
+    if nugget_num is None:
+        problems.append(
+            Problem(
+                lineno,
+                FIELD_NUGGET_NUM,
+                BAD_INTEGER.format(FIELD_NUGGET_NUM, excerpt(num_text), 1, MAX_NUGGETS),
+            )
+        )
+    run_ranks: Mapping[str, Collection[int]] | None = None
+    if not is_pr_run_name(run_name):
+        problems.append(Problem(lineno, FIELD_RUN_NAME, BAD_PR_RUN_NAME.format(excerpt(run_name))))
+    elif shared_pr_runs is not None:
+        run_ranks = shared_pr_runs.get(run_name)
+        if run_ranks is None:
+            runs = ", ".join(sorted(shared_pr_runs)) or "none"
+            problems.append(Problem(lineno, FIELD_RUN_NAME, UNKNOWN_PR_RUN.format(run_name, runs)))
+    rank = parse_int(rank_text, 1, max_rank)
+    if rank is None:
+        problems.append(
+            Problem(
+                lineno,
+                FIELD_PASSAGE_RANK,
+                BAD_INTEGER.format(FIELD_PASSAGE_RANK, excerpt(rank_text), 1, max_rank),
+            )
+        )
+    elif run_ranks is not None:
+        ranks = run_ranks.get(qid, ())
+        if rank not in ranks:
+            returned = ", ".join(str(r) for r in sorted(ranks)) or "none"
+            problems.append(
+                Problem(
+                    lineno,
+                    FIELD_PASSAGE_RANK,
+                    UNKNOWN_PASSAGE_RANK.format(rank, run_name, qid, returned),
+                )
+            )
+    if is_blank(text):
+        problems.append(Problem(lineno, FIELD_NUGGET, EMPTY_FIELD.format(FIELD_NUGGET)))
+    if nugget_num is None or rank is None or len(problems) != before:
+        return nugget_num, None
+    return nugget_num, NuggetRecord(qid, nugget_num, PassageKey(run_name, rank), text)
+
+
+def format_nugget_line(nugget: NuggetRecord) -> str:
+    """``[NuggetNum];[PRrunname];[PassageRank];[Nugget]`` without a line break."""
+    key = nugget.passage_key
+    check_writable(key.run_name, FIELD_RUN_NAME, separator=";")
+    check_writable(nugget.text, FIELD_NUGGET)
+    return f"{nugget.nugget_num};{key.run_name};{key.rank};{nugget.text}"
+
+
+def write_answer_block(
+    qid: str, answer: str, confidence: int, nugget_lines: Iterable[str], text_file: TextSink
+) -> None:
+    """Write one ``<qID>`` block: the tag, the answer line, `nugget_lines`, the end tag.
+
+    Raises ValueError for a line break in any value, a ``;`` in the qID (which PR runs
+    and qrels could not hold), or a qID starting with ``/`` (it would read as ``</...>``).
+    """
+    check_writable(qid, FIELD_QID, separator=";")
+    if qid.startswith("/"):
+        raise ValueError(f"{FIELD_QID} {qid!r} starts with '/'")
+    check_writable(answer, FIELD_ANSWER)
+    text_file.write(f"<{qid}>\n{answer};{confidence}\n")
+    for line in nugget_lines:
+        text_file.write(f"{line}\n")
+    text_file.write(f"</{qid}>\n")
+
+
+def _read_answer_line(
+    block: AnswerBlock[N], lineno: int, line: str, problems: list[Problem]
+) -> bool:
+    """Read ``[Answer];[Confidence]`` into `block`; False if it has a problem."""
+    answer, separator, confidence_text = line.rpartition(";")
+    if not separator:
+        problems.append(Problem(lineno, FIELD_LINE, ANSWER_WITHOUT_SEPARATOR.format(excerpt(line))))
+        return False
+    ok = True
+    if is_blank(answer):
+        problems.append(Problem(lineno, FIELD_ANSWER, EMPTY_FIELD.format(FIELD_ANSWER)))
+        ok = False
+    confidence = parse_int(confidence_text, MIN_CONFIDENCE, MAX_CONFIDENCE)
+    if confidence is None:
+        problems.append(
+            Problem(
+                lineno,
+                FIELD_CONFIDENCE,
+                BAD_INTEGER.format(
+                    FIELD_CONFIDENCE, excerpt(confidence_text), MIN_CONFIDENCE, MAX_CONFIDENCE
+                ),
+            )
+        )
+        ok = False
+    else:
+        block.confidence = confidence
+    block.answer = answer
+    return ok

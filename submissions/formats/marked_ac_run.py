@@ -1,0 +1,135 @@
+"""Marked AC runs: an AC run whose nugget lines carry the judge's mark.
+
+DESIGN.md section 4: "the same file with each nugget line prefixed by ``B;`` (bogus:
+passage does not entail it), ``R;`` (relevant) or ``N;`` (entailed but nonrelevant)"::
+
+    <D001>
+    [Answer];[Confidence]
+    [Mark];[NuggetNum];[PRrunname];[PassageRank];[Nugget]
+    ...
+    </D001>
+
+Everything but the mark is read by the AC run parser (`ac_run.read_answer_blocks` and
+`ac_run.read_nugget_line`), so both formats obey exactly the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .ac_run import (
+    AnswerRecord,
+    NuggetRecord,
+    SharedPrRuns,
+    format_nugget_line,
+    read_answer_blocks,
+    read_nugget_line,
+    write_answer_block,
+)
+from .common import BinaryReader, ParseResult, Problem, TextSink, excerpt
+from .pr_run import DEFAULT_MAX_RANK
+
+Mark: TypeAlias = Literal["B", "R", "N"]
+BOGUS: Mark = "B"
+RELEVANT: Mark = "R"
+NONRELEVANT: Mark = "N"
+MARKS: dict[str, Mark] = {BOGUS: BOGUS, RELEVANT: RELEVANT, NONRELEVANT: NONRELEVANT}
+
+MARKED_NUGGET_LINE_FORMAT = "[Mark];[NuggetNum];[PRrunname];[PassageRank];[Nugget]"
+BAD_MARK = (
+    "found {!r} where the mark should be; expected "
+    + MARKED_NUGGET_LINE_FORMAT
+    + " with Mark B (bogus), R (relevant) or N (nonrelevant)"
+)
+
+FIELD_MARK = "Mark"
+
+
+@dataclass(frozen=True, slots=True)
+class MarkedNugget:
+    """A nugget and the judge's mark for it: B (bogus), R (relevant), N (nonrelevant)."""
+
+    nugget: NuggetRecord
+    mark: Mark
+
+
+@dataclass(frozen=True, slots=True)
+class MarkedAnswerRecord:
+    """One block of a marked AC run: an `AnswerRecord` with a mark on every nugget."""
+
+    qid: str
+    answer: str
+    confidence: int
+    nuggets: tuple[MarkedNugget, ...]
+
+    @classmethod
+    def from_answer(cls, answer: AnswerRecord, marks: Mapping[int, Mark]) -> MarkedAnswerRecord:
+        """Mark each nugget of `answer` with ``marks[nugget_num]`` (KeyError if missing)."""
+        nuggets = tuple(MarkedNugget(n, marks[n.nugget_num]) for n in answer.nuggets)
+        return cls(answer.qid, answer.answer, answer.confidence, nuggets)
+
+    def unmarked(self) -> AnswerRecord:
+        """The block as the participant submitted it."""
+        nuggets = tuple(marked.nugget for marked in self.nuggets)
+        return AnswerRecord(self.qid, self.answer, self.confidence, nuggets)
+
+
+def parse_marked_ac_run(
+    binary_file: BinaryReader,
+    *,
+    known_qids: Container[str] | None = None,
+    shared_pr_runs: SharedPrRuns | None = None,
+    max_rank: int = DEFAULT_MAX_RANK,
+) -> ParseResult[MarkedAnswerRecord]:
+    """Parse a marked AC run (DESIGN.md section 4), reporting every problem.
+
+    The same rules and arguments as `ac_run.parse_ac_run`, plus a valid mark on every
+    nugget line.
+    """
+    problems: list[Problem] = []
+
+    def nugget_line(lineno: int, qid: str, line: str) -> tuple[int | None, MarkedNugget | None]:
+        mark_text, separator, rest = line.partition(";")
+        mark = MARKS.get(mark_text) if separator else None
+        if mark is None:
+            problems.append(
+                Problem(
+                    lineno, FIELD_MARK, BAD_MARK.format(excerpt(mark_text if separator else line))
+                )
+            )
+            return None, None
+        nugget_num, nugget = read_nugget_line(
+            lineno, qid, rest, problems, shared_pr_runs=shared_pr_runs, max_rank=max_rank
+        )
+        return nugget_num, None if nugget is None else MarkedNugget(nugget, mark)
+
+    records = [
+        MarkedAnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
+        for block in read_answer_blocks(binary_file, problems, nugget_line, known_qids=known_qids)
+        if block.clean
+    ]
+    return ParseResult(records, problems)
+
+
+def write_marked_ac_run(records: Iterable[MarkedAnswerRecord], text_file: TextSink) -> None:
+    """Write `records` as a marked AC run, one block each, in the order given.
+
+    Raises ValueError for a value that would break the file's structure, or a mark other
+    than B, R or N.
+    """
+    for record in records:
+        write_answer_block(
+            record.qid,
+            record.answer,
+            record.confidence,
+            (_format_marked_line(marked) for marked in record.nuggets),
+            text_file,
+        )
+
+
+def _format_marked_line(marked: MarkedNugget) -> str:
+    if marked.mark not in MARKS:
+        raise ValueError(f"{FIELD_MARK} {marked.mark!r} is not B, R or N")
+    return f"{marked.mark};{format_nugget_line(marked.nugget)}"

@@ -1,0 +1,49 @@
+"""Helpers for the format tests: the toy example files and readers that read oddly."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "examples"
+QIDS = frozenset({"D001", "D002", "D003"})
+
+
+def example_bytes(name: str) -> bytes:
+    return (EXAMPLES / name).read_bytes()
+
+
+def bio(content: str | bytes) -> io.BytesIO:
+    """A binary file holding `content` (str is encoded as UTF-8)."""
+    return io.BytesIO(content.encode() if isinstance(content, str) else content)
+
+
+class TrickleReader:
+    """A binary file that returns at most `step` bytes per read, as a socket may.
+
+    Counts the bytes handed out, so a test can see how much was read so far.
+    """
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data = data
+        self.step = step
+        self.position = 0
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            size = len(self.data)
+        end = self.position + min(size, self.step)
+        chunk = self.data[self.position : end]
+        self.position += len(chunk)
+        return chunk
+
+
+#: The ranks the toy PR runs return per question (as `pr_run.returned_ranks` finds them).
+SHARED_PR_RUNS = {
+    "WASEDA-PO-1": {
+        "D001": frozenset({1, 2, 3}),
+        "D002": frozenset({1, 2}),
+        "D003": frozenset({1, 2}),
+    },
+    "KYOTO-PG-1": {"D001": frozenset({1, 2}), "D002": frozenset({1}), "D003": frozenset({1})},
+}
