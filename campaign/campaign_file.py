@@ -45,7 +45,7 @@ NO_QUESTIONS = "{path}: no questions (expected '[qID];[Question]' lines)"
 BAD_USERNAME = "{file}: {key}: '{value}' is not a username (expected letters, digits and @.+-_)"
 BAD_TEAM_NAME = (
     "{file}: {key}: '{value}' is not a team name "
-    "(expected letters, digits and '_', starting with a letter or digit, at most 64)"
+    "(expected letters, digits, '_' and '-', starting with a letter or digit, at most 64)"
 )
 DUPLICATE_TEAM = "{file}: teams: duplicate team name '{name}'"
 USER_IN_TWO_TEAMS = "{file}: teams: user '{user}' is in both {first} and {second}"
@@ -66,7 +66,8 @@ TEAM_KEYS = ("name", "members")
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
 QID_RE = re.compile(r"^[^\s;]{1,64}$")
 USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
-TEAM_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]{0,63}$")
+# Run names start with the team's name: [Team]-AC-1, so no spaces, ';', ':' or '/'.
+TEAM_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 class CampaignFileError(Exception):

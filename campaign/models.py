@@ -12,8 +12,8 @@ from django.db import models
 
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
 
-TEAM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_]{0,63}$"
-TEAM_NAME_HELP = "letters, digits and '_', starting with a letter or digit, at most 64"
+TEAM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+TEAM_NAME_HELP = "letters, digits, '_' and '-', starting with a letter or digit, at most 64"
 QID_PATTERN = r"^[^\s;]{1,64}$"
 
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "campaign",
+    "submissions",
     "frontend",
 ]
 
@@ -101,7 +102,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 # Deadlines are stored and enforced in UTC; pages show them in each campaign's zone.
 LANGUAGE_CODE = "en-us"
@@ -142,6 +145,15 @@ STORAGES = {
     "default": _default_storage,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+# --- runs ---
+RUN_MAX_BYTES = env_int("RUN_MAX_BYTES", 50 * 1024 * 1024)
+# A zip of runs (bulk upload): at most this many members and bytes once unpacked.
+RUN_ZIP_MAX_MEMBERS = env_int("RUN_ZIP_MAX_MEMBERS", 64)
+RUN_ZIP_MAX_UNPACKED_BYTES = env_int("RUN_ZIP_MAX_UNPACKED_BYTES", 512 * 1024 * 1024)
+# Django refuses request bodies above this before any view runs; leave room for the form.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {

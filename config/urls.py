@@ -8,6 +8,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from campaign import api as campaign_api
 from config.api_errors import json_not_found
 from config.health import healthz
+from submissions import api as submissions_api
 
 api_v1 = [
     path("auth/token/", ObtainAuthToken.as_view(), name="api-token"),
@@ -16,6 +17,14 @@ api_v1 = [
          name="api-campaign"),
     path("campaigns/<slug:slug>/questions/", campaign_api.QuestionListView.as_view(),
          name="api-questions"),
+    path("campaigns/<slug:slug>/runs/", submissions_api.CampaignRunsView.as_view(),
+         name="api-runs"),
+    path("campaigns/<slug:slug>/runs/bulk/", submissions_api.CampaignRunsBulkView.as_view(),
+         name="api-runs-bulk"),
+    path("campaigns/<slug:slug>/shared-pr-runs.zip", submissions_api.SharedPrRunsZipView.as_view(),
+         name="api-shared-pr-runs"),
+    path("runs/<int:run_id>/", submissions_api.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:run_id>/file/", submissions_api.RunFileView.as_view(), name="api-run-file"),
     re_path(r"^.*$", json_not_found),
 ]
 

@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from frontend import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/<slug:slug>/", views.campaign_home, name="campaign-home"),
+    path("campaigns/<slug:slug>/runs/", views.campaign_runs, name="campaign-runs"),
+    path("campaigns/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
+    path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]

@@ -1,12 +1,18 @@
-"""Server-rendered pages. Thin: one selector call, one template."""
+"""Server-rendered pages. Thin: parse with a form, call one service or selector, render."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from campaign.selectors import campaign_list, campaign_role, campaign_timeline
+from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
+from frontend.forms import RunUploadForm
+from submissions.models import RunStatus
+from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
+from submissions.services import INVALID_RUN, RunRefused, run_submit
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -15,9 +21,80 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def campaign_home(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(campaign_list(), slug=slug)
+    membership = campaign_membership(campaign=campaign, user=request.user)
     context = {
         "campaign": campaign,
         "role": campaign_role(campaign=campaign, user=request.user),
+        "team": membership.team if membership else None,
         "timeline": campaign_timeline(campaign=campaign, now=timezone.now()),
     }
     return render(request, "frontend/campaign_home.html", context)
+
+
+@login_required
+def campaign_runs(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    now = timezone.now()
+    role = campaign_role(campaign=campaign, user=request.user)
+    runs = runs_visible(campaign=campaign, user=request.user, now=now, include_shared=False)
+    shared = shared_pr_runs(campaign=campaign, now=now) if role else None
+    context = {
+        "campaign": campaign,
+        "role": role,
+        "runs": runs.select_related("uploaded_by").order_by("track__slug", "name", "-created_at"),
+        "shared": shared,
+        "shared_after": campaign.pr_due,
+    }
+    return render(request, "frontend/runs.html", context)
+
+
+@login_required
+def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    form = RunUploadForm(request.POST or None, request.FILES or None, campaign=campaign)
+    refusal: str | None = None
+    invalid = None
+    if request.method == "POST" and form.is_valid():
+        assert isinstance(request.user, User)  # login_required
+        upload = form.cleaned_data["file"]
+        try:
+            run = run_submit(
+                track=campaign.tracks.get(slug=form.cleaned_data["track"]), user=request.user,
+                name=form.cleaned_data["name"], file=upload, size=upload.size,
+                filename=upload.name or "", description=form.cleaned_data["description"],
+            )
+        except RunRefused as refused:
+            refusal = refused.detail
+        else:
+            if run.status != RunStatus.INVALID:
+                return redirect("run-detail", run_id=run.pk)
+            invalid = run
+    context = {
+        "campaign": campaign,
+        "form": form,
+        "refusal": refusal,
+        "invalid": invalid,
+        "invalid_summary": (
+            INVALID_RUN.format(name=invalid.name, count=len(invalid.validation_report))
+            if invalid else None
+        ),
+    }
+    status = 400 if (refusal or invalid or form.errors) else 200
+    return render(request, "frontend/run_upload.html", context, status=status)
+
+
+@login_required
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
+    if run is None:
+        raise Http404("No such run, or not one you may see.")
+    return render(request, "frontend/run_detail.html", {"run": run, "campaign": run.track.campaign})
+
+
+@login_required
+def run_download(request: HttpRequest, run_id: int) -> FileResponse:
+    run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
+    if run is None or not run.file:
+        raise Http404("No such run, or not one you may see.")
+    return FileResponse(run.file.open("rb"), as_attachment=True, filename=run.name,
+                        content_type="text/plain; charset=utf-8")

@@ -6,39 +6,21 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import AbstractBaseUser
 from pytest_django import Settings as SettingsWrapper
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
-from campaign.models import Campaign
-from tests.factories import CampaignFactory, QuestionFactory, TeamFactory, UserFactory, make_member
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED_EXAMPLES = REPO.parent / "shared" / "examples"
-
-
-@dataclass
-class Personas:
-    """The people the visibility rules are about (STYLE.md: test with personas)."""
-
-    campaign: Campaign
-    organiser: AbstractBaseUser
-    participant_a: AbstractBaseUser  # team A
-    participant_b: AbstractBaseUser  # team B
-    outsider: AbstractBaseUser  # signed in, no role in this campaign
-
-    def client(self, who: str) -> APIClient:
-        """An API client authenticated with the persona's token ('anonymous': none)."""
-        client = APIClient()
-        if who != "anonymous":
-            token, _ = Token.objects.get_or_create(user=getattr(self, who))
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        return client
+from campaign.models import Track
+from tests.factories import (
+    CampaignFactory,
+    QuestionFactory,
+    TeamFactory,
+    TrackFactory,
+    UserFactory,
+    make_member,
+)
+from tests.support import REPO, Personas
 
 
 @pytest.fixture
@@ -55,6 +37,26 @@ def personas(db: None) -> Personas:
         participant_b=make_member(campaign, "bob", team_b).user,
         outsider=UserFactory.create(username="oscar"),
     )
+
+
+@pytest.fixture(autouse=True)
+def media_in_tmp(settings: SettingsWrapper, tmp_path: Path) -> Path:
+    """Files written by a test (runs, health probes) go to its own folder."""
+    media = tmp_path / "media"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": str(media)}},
+    }
+    return media
+
+
+@pytest.fixture
+def tracks(personas: Personas) -> dict[str, Track]:
+    return {
+        "pr": TrackFactory.create(campaign=personas.campaign, slug="pr", kind="pr"),
+        "ac": TrackFactory.create(campaign=personas.campaign, slug="ac", kind="ac"),
+    }
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaign.models import GoldAnswer
-from tests.conftest import Personas
 from tests.factories import UserFactory
+from tests.support import Personas
 
 PERSONAS = ["organiser", "participant_a", "participant_b", "outsider", "anonymous"]
 

@@ -251,10 +251,10 @@ PHASES = campaign_doc()["phases"]
             id="user in two teams",
         ),
         pytest.param(
-            {"doc": campaign_doc(teams=[{"name": "WASEDA-1", "members": []}])},
-            "{yaml}: teams[0].name: 'WASEDA-1' is not a team name (expected letters, digits and "
-            "'_', starting with a letter or digit, at most 64)",
-            id="team name with a dash",
+            {"doc": campaign_doc(teams=[{"name": "WASEDA 1", "members": []}])},
+            "{yaml}: teams[0].name: 'WASEDA 1' is not a team name (expected letters, digits, "
+            "'_' and '-', starting with a letter or digit, at most 64)",
+            id="team name with a space",
         ),
         pytest.param(
             {"doc": {k: v for k, v in campaign_doc().items() if k != "title"}},

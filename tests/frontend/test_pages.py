@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import Client
 
-from tests.conftest import Personas
+from tests.support import Personas
 
 
 @pytest.mark.django_db

@@ -1,0 +1,178 @@
+"""REST API v1 for runs (DESIGN.md section 8). Thin: parse, call one service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, permissions, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaign.models import Campaign
+from campaign.selectors import campaign_role
+from submissions.models import Run, RunStatus
+from submissions.selectors import (
+    run_for_user,
+    runs_visible,
+    shared_pr_runs,
+    shared_pr_runs_bundle,
+)
+from submissions.serializers import BulkUploadSerializer, RunSerializer, RunUploadSerializer
+from submissions.services import INVALID_RUN, RunRefused, run_submit, runs_submit_zip
+
+NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
+NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} (UTC)"
+RUN_NOT_FOUND = "No run {id} that you may see."
+
+
+def _user(request: Request) -> User:
+    # Every view here requires authentication, so this is a real user.
+    user = request.user
+    if not isinstance(user, User):
+        raise exceptions.NotAuthenticated()
+    return user
+
+
+def _refused(refused: RunRefused) -> Response:
+    return Response({"detail": refused.detail, "errors": refused.errors}, status=refused.status)
+
+
+def _invalid(run: Run) -> Response:
+    return Response(
+        {
+            "detail": INVALID_RUN.format(name=run.name, count=len(run.validation_report)),
+            "errors": run.validation_report,
+            "run": RunSerializer(run).data,
+        },
+        status=status.HTTP_400_BAD_REQUEST,
+    )
+
+
+class CampaignRunsView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        responses=RunSerializer(many=True), summary="Runs you may see",
+        parameters=[
+            OpenApiParameter("shared", bool, description="only the PR runs shared with all"),
+            OpenApiParameter("current", bool, description="only current versions"),
+        ],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        now = timezone.now()
+        if request.query_params.get("shared") in ("1", "true"):
+            runs = shared_pr_runs(campaign=campaign, now=now)
+            if campaign_role(campaign=campaign, user=request.user) is None:
+                runs = runs.none()
+        else:
+            runs = runs_visible(campaign=campaign, user=request.user, now=now,
+                                include_shared=False)
+        if request.query_params.get("current") in ("1", "true"):
+            runs = runs.filter(is_current=True)
+        runs = runs.select_related("uploaded_by").order_by("name", "-created_at")
+        return Response(RunSerializer(runs, many=True).data)
+
+    @extend_schema(request=RunUploadSerializer, responses={201: RunSerializer},
+                   summary="Submit a run (multipart: track, name, file[, description])")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        form = RunUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data: dict[str, Any] = form.validated_data
+        track = campaign.tracks.filter(slug=data["track"]).first()
+        if track is None:
+            tracks = ", ".join(campaign.tracks.values_list("slug", flat=True))
+            message = NO_SUCH_TRACK.format(campaign=slug, track=data["track"], tracks=tracks)
+            return Response({"detail": message, "errors": [{"field": "track",
+                                                             "message": message}]}, status=400)
+        upload = data["file"]
+        try:
+            run = run_submit(track=track, user=_user(request), name=data["name"], file=upload,
+                             size=upload.size, filename=upload.name or "",
+                             description=data["description"])
+        except RunRefused as refused:
+            return _refused(refused)
+        if run.status == RunStatus.INVALID:
+            return _invalid(run)
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignRunsBulkView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=BulkUploadSerializer, summary="Submit a zip of run files")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        form = BulkUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            outcomes = runs_submit_zip(
+                campaign_tracks=list(campaign.tracks.all()), user=_user(request),
+                file=form.validated_data["file"],
+                description=form.validated_data["description"],
+            )
+        except RunRefused as refused:
+            return _refused(refused)
+        results = [
+            {"member": o.member, "status": o.status, "detail": o.detail, "errors": o.errors,
+             "run": RunSerializer(o.run).data if o.run else None}
+            for o in outcomes
+        ]
+        stored = sum(1 for o in outcomes if o.status == 201)
+        code = 201 if stored == len(outcomes) else (207 if stored else 400)
+        return Response({"detail": f"{stored} of {len(outcomes)} run file(s) stored",
+                         "errors": [e for o in outcomes for e in
+                                    ({**err, "member": o.member} for err in o.errors)],
+                         "results": results}, status=code)
+
+
+class RunDetailView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=RunSerializer, summary="A run: status and validation report")
+    def get(self, request: Request, run_id: int) -> Response:
+        run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
+        if run is None:
+            raise exceptions.NotFound(RUN_NOT_FOUND.format(id=run_id))
+        return Response(RunSerializer(run).data)
+
+
+class RunFileView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/plain"): bytes}, summary="Download a run file")
+    def get(self, request: Request, run_id: int) -> FileResponse:
+        run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
+        if run is None or not run.file:
+            raise exceptions.NotFound(RUN_NOT_FOUND.format(id=run_id))
+        return FileResponse(run.file.open("rb"), as_attachment=True, filename=run.name,
+                            content_type="text/plain; charset=utf-8")
+
+
+class SharedPrRunsZipView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "application/zip"): bytes},
+                   summary="All shared PR runs as one zip (after the PR deadline)")
+    def get(self, request: Request, slug: str) -> FileResponse:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        if campaign_role(campaign=campaign, user=request.user) is None:
+            raise exceptions.PermissionDenied(
+                f"the shared PR runs of {slug} are for its participants and organisers")
+        now = timezone.now()
+        if now <= campaign.pr_due:
+            raise exceptions.PermissionDenied(
+                NOT_SHARED_YET.format(campaign=slug, due=campaign.pr_due.isoformat()))
+        bundle = shared_pr_runs_bundle(campaign=campaign, now=now)
+        return FileResponse(bundle, as_attachment=True, filename=f"{slug}-shared-pr-runs.zip",
+                            content_type="application/zip")

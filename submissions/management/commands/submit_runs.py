@@ -1,0 +1,77 @@
+"""`python manage.py submit_runs SLUG FILE... --as USER`: enter run files from disk.
+
+For organisers entering runs sent by mail, and for the demo. Each file is named by
+its run name and goes to the campaign's track of that kind; each is validated and
+stored on its own, exactly as an upload through the API. A file identical to the
+last upload of its name is skipped, so the command can be run again safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+
+from campaign.models import Campaign
+from submissions.formats.run_names import parse_run_name
+from submissions.models import Run, RunStatus
+from submissions.services import RunRefused, run_submit
+
+
+class Command(BaseCommand):
+    help = "Submit run files (named by their run names) to a campaign, as a user."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="the campaign")
+        parser.add_argument("files", nargs="+", type=Path, help="run files, named by run name")
+        parser.add_argument("--as", dest="username", required=True,
+                            help="who submits: an organiser (any team) or a team member")
+        parser.add_argument("--keep-going", action="store_true",
+                            help="exit 0 even when some files are refused or invalid")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = Campaign.objects.filter(slug=options["slug"]).first()
+        if campaign is None:
+            raise CommandError(f"no campaign '{options['slug']}'")
+        user = get_user_model().objects.filter(username=options["username"]).first()
+        if user is None:
+            raise CommandError(f"no user '{options['username']}'")
+        tracks = {track.kind: track for track in campaign.tracks.order_by("-slug")}
+        failures = 0
+        for path in options["files"]:
+            failures += not self._submit_one(path, tracks, user)
+        if failures and not options["keep_going"]:
+            raise CommandError(f"{failures} of {len(options['files'])} file(s) not stored")
+
+    def _submit_one(self, path: Path, tracks: dict[str, Any], user: Any) -> bool:
+        name = path.name
+        run_name = parse_run_name(name)
+        track = tracks.get(run_name.kind) if run_name else None
+        if track is None:
+            self.stderr.write(f"{path}: not a run name this campaign has a track for")
+            return False
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if Run.objects.filter(track=track, name=name, sha256=digest).filter(
+            Q(is_current=True) | Q(status=RunStatus.INVALID)
+        ).exists():
+            self.stdout.write(f"{path}: unchanged since its last upload, skipped")
+            return True
+        try:
+            with path.open("rb") as file:
+                run = run_submit(track=track, user=user, name=name, file=file,
+                                 size=path.stat().st_size, filename=name)
+        except RunRefused as refused:
+            self.stderr.write(f"{path}: refused: {refused.detail}")
+            return False
+        if run.status == RunStatus.INVALID:
+            self.stderr.write(f"{path}: invalid, {len(run.validation_report)} problem(s):")
+            for problem in run.validation_report:
+                self.stderr.write(f"  line {problem['line']}, {problem['field']}: "
+                                  f"{problem['message']}")
+            return False
+        self.stdout.write(f"{path}: stored as {run.name} (run {run.pk}, {run.records} records)")
+        return True

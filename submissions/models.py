@@ -1,0 +1,125 @@
+"""Runs and the records parsed from them (what grading and scoring read)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from campaign.models import Team, Track
+
+
+class RunStatus(models.TextChoices):
+    RECEIVED = "received", "Received"
+    INVALID = "invalid", "Invalid"
+    VALID = "valid", "Valid"
+    GRADING = "grading", "Grading"
+    GRADED = "graded", "Graded"
+    SCORED = "scored", "Scored"
+    FAILED = "failed", "Failed"
+
+
+def run_upload_path(run: Run, filename: str) -> str:
+    # Every version gets its own path: a replaced run's file stays in the history.
+    return f"runs/{run.track.campaign.slug}/{run.team.name}/{run.name}/{run.sha256[:16]}-{filename}"
+
+
+class Run(models.Model):
+    """One uploaded version of a run file.
+
+    A run name can be uploaded again before its deadline; the new version becomes
+    `is_current` and the older ones stay as history (never silently deleted). An
+    upload that fails validation is kept as an `invalid` row with its report and no
+    file or records, so organisers can see validation failures.
+    """
+
+    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="runs")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="runs")
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    file = models.FileField(upload_to=run_upload_path, max_length=300, blank=True)
+    original_filename = models.CharField(max_length=255, blank=True)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RECEIVED)
+    validation_report = models.JSONField(default=list, blank=True)
+    is_current = models.BooleanField(default=False)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    replaced_at = models.DateTimeField(null=True, blank=True)
+    questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
+    records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
+
+    class Meta:
+        ordering = ["track", "name", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["track", "name"], condition=models.Q(is_current=True),
+                name="run_one_current_version",
+            ),
+        ]
+        indexes = [models.Index(fields=["track", "team", "is_current"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PassageRecord(models.Model):
+    """A line of a PR run: [qID];[PassageRank];[docID];[PassageText]."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="passages")
+    qid = models.CharField(max_length=64)
+    rank = models.PositiveSmallIntegerField()
+    doc_id = models.CharField(max_length=200)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["run", "qid", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "qid", "rank"], name="passage_rank_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.qid};{self.rank};{self.doc_id}"
+
+
+class AnswerRecord(models.Model):
+    """An answer block of an AC run: the answer and its 0-100 confidence."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
+    qid = models.CharField(max_length=64)
+    answer = models.TextField()
+    confidence = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["run", "qid"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "qid"], name="answer_qid_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"<{self.qid}> {self.answer};{self.confidence}"
+
+
+class NuggetRecord(models.Model):
+    """A nugget line of an AC run, citing a PassageKey (PRrunname, PassageRank)."""
+
+    answer = models.ForeignKey(AnswerRecord, on_delete=models.CASCADE, related_name="nuggets")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="nuggets")
+    qid = models.CharField(max_length=64)
+    nugget_num = models.PositiveSmallIntegerField()
+    pr_run_name = models.CharField(max_length=100)
+    passage_rank = models.PositiveSmallIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["run", "qid", "nugget_num"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "nugget_num"], name="nugget_num_unique"),
+        ]
+        indexes = [models.Index(fields=["run", "qid"])]
+
+    def __str__(self) -> str:
+        return f"{self.nugget_num};{self.pr_run_name};{self.passage_rank};{self.text}"

@@ -1,0 +1,103 @@
+"""Reads for runs: what each person may see, and the lookups validation needs."""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from collections import defaultdict
+from datetime import datetime
+from typing import IO
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+
+from campaign.models import Campaign, Role, Team, TrackKind
+from campaign.selectors import campaign_membership, campaign_role
+from submissions.models import PassageRecord, Run, RunStatus
+
+
+def shared_pr_runs(*, campaign: Campaign, now: datetime) -> QuerySet[Run]:
+    """The PR runs shared with every team: all current valid ones, once pr_due has passed."""
+    if now <= campaign.pr_due:
+        return Run.objects.none()
+    return Run.objects.filter(
+        track__campaign=campaign, track__kind=TrackKind.PR, is_current=True,
+        status__in=ACCEPTED_STATUSES,
+    ).select_related("team", "track").order_by("name")
+
+
+# A run stays shareable and citable whatever grading and scoring do with it later.
+ACCEPTED_STATUSES = [RunStatus.VALID, RunStatus.GRADING, RunStatus.GRADED, RunStatus.SCORED,
+                     RunStatus.FAILED]
+
+
+def visible_pr_run_names(*, campaign: Campaign, team: Team, now: datetime) -> dict[str, int]:
+    """PR runs an AC run of `team` may cite: the shared ones and the team's own.
+
+    Returns run name -> id of its current version.
+    """
+    runs = Run.objects.filter(
+        track__campaign=campaign, track__kind=TrackKind.PR, is_current=True,
+        status__in=ACCEPTED_STATUSES,
+    )
+    if now <= campaign.pr_due:
+        runs = runs.filter(team=team)
+    return dict(runs.values_list("name", "id"))
+
+
+def pr_run_ranks(*, run_id: int) -> dict[str, frozenset[int]]:
+    """qID -> the PassageRanks a PR run returned for it."""
+    ranks: dict[str, set[int]] = defaultdict(set)
+    for qid, rank in PassageRecord.objects.filter(run_id=run_id).values_list("qid", "rank"):
+        ranks[qid].add(rank)
+    return {qid: frozenset(found) for qid, found in ranks.items()}
+
+
+def runs_visible(
+    *, campaign: Campaign, user: AbstractBaseUser | AnonymousUser, now: datetime,
+    include_shared: bool = True,
+) -> QuerySet[Run]:
+    """Every run version `user` may see in `campaign`.
+
+    Organisers: all. Participants: their team's (every version, invalid ones included)
+    and, after pr_due, the shared PR runs. The public: none.
+    """
+    runs = Run.objects.filter(track__campaign=campaign).select_related("team", "track")
+    role = campaign_role(campaign=campaign, user=user)
+    if role == Role.ORGANISER:
+        return runs
+    membership = campaign_membership(campaign=campaign, user=user)
+    if membership is None or membership.team_id is None:
+        return runs.none()
+    own = Q(team_id=membership.team_id)
+    if include_shared and now > campaign.pr_due:
+        shared = Q(track__kind=TrackKind.PR, is_current=True, status__in=ACCEPTED_STATUSES)
+        return runs.filter(own | shared)
+    return runs.filter(own)
+
+
+def run_for_user(
+    *, run_id: int, user: AbstractBaseUser | AnonymousUser, now: datetime
+) -> Run | None:
+    """The run if `user` may see it, else None (the caller answers 404 either way)."""
+    run = Run.objects.select_related("track__campaign", "team").filter(pk=run_id).first()
+    if run is None:
+        return None
+    visible = runs_visible(campaign=run.track.campaign, user=user, now=now)
+    return run if visible.filter(pk=run.pk).exists() else None
+
+
+def shared_pr_runs_bundle(*, campaign: Campaign, now: datetime) -> IO[bytes]:
+    """A zip of every shared PR run, each under its run name, rewound for reading.
+
+    Spooled: a small bundle stays in memory, a large one goes to a temporary file.
+    The caller closes it (a FileResponse does).
+    """
+    bundle = tempfile.SpooledTemporaryFile(max_size=32 << 20)  # noqa: SIM115 (returned)
+    with zipfile.ZipFile(bundle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for run in shared_pr_runs(campaign=campaign, now=now):
+            with run.file.open("rb") as source, archive.open(run.name, "w") as target:
+                while chunk := source.read(1 << 20):
+                    target.write(chunk)
+    bundle.seek(0)
+    return bundle

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from submissions.models import Run
+
+
+class ProblemSerializer(serializers.Serializer[dict[str, Any]]):
+    line = serializers.IntegerField(help_text="1-based line; 0 for the whole file")
+    field = serializers.CharField(help_text="the part of the line, in the format's words")
+    message = serializers.CharField(help_text="what was found and what was expected")
+
+
+class RunSerializer(serializers.ModelSerializer[Run]):
+    team = serializers.CharField(source="team.name")
+    track = serializers.CharField(source="track.slug")
+    kind = serializers.CharField(source="track.kind")
+    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None)
+    validation_report = ProblemSerializer(many=True)
+    download = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "name", "team", "track", "kind", "status", "is_current", "description",
+            "original_filename", "sha256", "size", "questions", "records", "uploaded_by",
+            "created_at", "replaced_at", "validation_report", "download",
+        ]
+
+    def get_download(self, run: Run) -> str | None:
+        return f"/api/v1/runs/{run.pk}/file/" if run.file else None
+
+
+class RunUploadSerializer(serializers.Serializer[dict[str, Any]]):
+    track = serializers.SlugField(help_text="the track's slug, e.g. pr or ac")
+    name = serializers.CharField(max_length=100, help_text="the run name, e.g. WASEDA-AC-1")
+    file = serializers.FileField(help_text="the run file, UTF-8, in the official format")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class BulkUploadSerializer(serializers.Serializer[dict[str, Any]]):
+    file = serializers.FileField(help_text="a zip of run files, each named by its run name")
+    description = serializers.CharField(required=False, allow_blank=True, default="")

@@ -1,0 +1,411 @@
+"""Writes for runs: submitting a run file (alone or in a zip), validated and stored whole."""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.base import File
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from campaign.models import Role, Team, Track, TrackKind
+from campaign.selectors import campaign_membership
+from submissions.formats.ac_run import parse_ac_run
+from submissions.formats.common import Problem
+from submissions.formats.pr_run import iter_pr_run
+from submissions.formats.run_names import parse_run_name
+from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
+from submissions.selectors import pr_run_ranks, visible_pr_run_names
+
+# --- why an upload is refused before its content is looked at (tests match exactly) ---
+BAD_RUN_NAME = (
+    "found run name {name!r}; expected [Team]-PG-[n] or [Team]-PO-[n] for a PR run, "
+    "[Team]-AC-[n] for an AC run"
+)
+WRONG_TRACK = "run {name} is a{article} {kind} run; expected a name for the {track} track ({kinds})"
+BAD_RUN_NUMBER = "run {name} has number {number}; expected 1 to {max_runs} in track {track}"
+UNKNOWN_TEAM = "run {name} names team {team}, which is not a team of campaign {campaign}"
+NOT_A_MEMBER = "you are not a participant or organiser of campaign {campaign}"
+NOT_YOUR_TEAM = "run {name} belongs to team {team}; you may submit runs for team {own} only"
+NOT_OPEN_YET = "track {track} opens at {opens} (UTC, with the questions); it is {now} now"
+DEADLINE_PASSED = "track {track} closed at {due} (UTC); it is {now} now: uploads are refused"
+TOO_LARGE = "the file is {size} bytes; the limit is {limit} bytes"
+TOO_MANY_RUNS = (
+    "team {team} already has {count} runs in track {track} ({names}); the limit is "
+    "{max_runs}: replace one by uploading it again under its name"
+)
+RUN_BEING_REPLACED = "run {name} was uploaded by someone else at the same moment; try again"
+INVALID_RUN = "{name} was not accepted: {count} problem(s) in the file; nothing was stored"
+
+MORE_PROBLEMS = "and {count} more problem(s) of the same kinds, not listed"
+# A file with every line wrong would otherwise give a report larger than the file.
+MAX_REPORTED_PROBLEMS = 1000
+# Records are inserted in batches: a 50 MB run never sits in memory as ORM objects.
+INSERT_BATCH = 2000
+HASH_CHUNK = 1 << 20
+
+
+class RunRefused(Exception):
+    """The upload is refused as a whole; `status` is the HTTP status that fits."""
+
+    def __init__(self, status: int, detail: str, errors: list[dict[str, Any]] | None = None):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = errors if errors is not None else [{"field": "", "message": detail}]
+
+
+class _Rejected(Exception):
+    """Raised inside the transaction to roll back a file that did not validate."""
+
+
+@dataclass
+class _HashingReader:
+    """Reads through to `file`, hashing and counting every byte on the way."""
+
+    file: IO[bytes]
+    size: int = 0
+
+    def __post_init__(self) -> None:
+        self.digest = hashlib.sha256()
+
+    def read(self, n: int = -1, /) -> bytes:
+        data = self.file.read(n)
+        self.digest.update(data)
+        self.size += len(data)
+        return data
+
+
+class _VisiblePrRuns(Mapping[str, Mapping[str, frozenset[int]]]):
+    """The PR runs an AC run may cite, ranks loaded from the database on first use.
+
+    Names come from one cheap query; a run's (qID -> ranks) only when it is cited.
+    """
+
+    def __init__(self, *, track: Track, team: Team, now: datetime) -> None:
+        self._names = visible_pr_run_names(campaign=track.campaign, team=team, now=now)
+        self._ranks: dict[str, Mapping[str, frozenset[int]]] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, frozenset[int]]:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._ranks:
+            self._ranks[name] = pr_run_ranks(run_id=self._names[name])
+        return self._ranks[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
+    report = [{"line": p.line, "field": p.field, "message": p.message}
+              for p in problems[:MAX_REPORTED_PROBLEMS]]
+    if len(problems) > MAX_REPORTED_PROBLEMS:
+        report.append({"line": 0, "field": "file", "message": MORE_PROBLEMS.format(
+            count=len(problems) - MAX_REPORTED_PROBLEMS)})
+    return report
+
+
+def _check_rules(
+    *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime
+) -> tuple[Team, bool]:
+    """The run's team and whether the uploader organises, or RunRefused."""
+    campaign = track.campaign
+    run_name = parse_run_name(name)
+    if run_name is None:
+        raise RunRefused(400, BAD_RUN_NAME.format(name=name),
+                         [{"field": "name", "message": BAD_RUN_NAME.format(name=name)}])
+    if run_name.kind != track.kind:
+        kinds = "[Team]-PG-[n] or [Team]-PO-[n]" if track.kind == TrackKind.PR else "[Team]-AC-[n]"
+        message = WRONG_TRACK.format(
+            name=name, article="n" if run_name.kind == "ac" else "", kind=run_name.kind.upper(),
+            track=track.slug, kinds=kinds,
+        )
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    if not 1 <= run_name.number <= track.max_runs_per_team:
+        message = BAD_RUN_NUMBER.format(name=name, number=run_name.number,
+                                        max_runs=track.max_runs_per_team, track=track.slug)
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+
+    membership = campaign_membership(campaign=campaign, user=user)
+    organiser = bool(getattr(user, "is_superuser", False)) or (
+        membership is not None and membership.role == Role.ORGANISER
+    )
+    if membership is None and not organiser:
+        raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
+    team = Team.objects.filter(campaign=campaign, name=run_name.team).first()
+    if team is None:
+        message = UNKNOWN_TEAM.format(name=name, team=run_name.team, campaign=campaign.slug)
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    if not organiser and (membership is None or membership.team_id != team.pk):
+        own = membership.team.name if membership and membership.team else "none"
+        raise RunRefused(403, NOT_YOUR_TEAM.format(name=name, team=team.name, own=own))
+
+    # Organisers may enter runs outside the window (e.g. runs sent to them by mail).
+    if not organiser:
+        if now < campaign.topics_release:
+            raise RunRefused(403, NOT_OPEN_YET.format(
+                track=track.slug, opens=campaign.topics_release.isoformat(), now=now.isoformat()))
+        if now > track.due():
+            raise RunRefused(403, DEADLINE_PASSED.format(
+                track=track.slug, due=track.due().isoformat(), now=now.isoformat()))
+    limit = settings.RUN_MAX_BYTES
+    if size > limit:
+        message = TOO_LARGE.format(size=size, limit=limit)
+        raise RunRefused(413, message, [{"field": "file", "message": message}])
+    return team, organiser
+
+
+def _check_quota(*, track: Track, team: Team, name: str) -> None:
+    others = list(
+        Run.objects.filter(track=track, team=team, is_current=True)
+        .exclude(name=name).values_list("name", flat=True)
+    )
+    if len(others) >= track.max_runs_per_team:
+        raise RunRefused(409, TOO_MANY_RUNS.format(
+            team=team.name, count=len(others), track=track.slug, names=", ".join(sorted(others)),
+            max_runs=track.max_runs_per_team))
+
+
+def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    batch: list[PassageRecord] = []
+    qids: set[str] = set()
+    count = 0
+    for record in iter_pr_run(reader, problems, known_qids=known_qids):
+        if problems:
+            continue  # the run will be rejected: stop building rows, keep finding problems
+        batch.append(PassageRecord(run=run, qid=record.qid, rank=record.rank,
+                                   doc_id=record.doc_id, text=record.text))
+        qids.add(record.qid)
+        if len(batch) >= INSERT_BATCH:
+            PassageRecord.objects.bulk_create(batch)
+            count += len(batch)
+            batch = []
+    if not problems:
+        PassageRecord.objects.bulk_create(batch)
+        run.questions, run.records = len(qids), count + len(batch)
+    return problems
+
+
+def _store_ac_records(
+    run: Run, reader: _HashingReader, known_qids: set[str], shared: _VisiblePrRuns
+) -> list[Problem]:
+    result = parse_ac_run(reader, known_qids=known_qids, shared_pr_runs=shared)
+    if result.problems:
+        return result.problems
+    answers = AnswerRecord.objects.bulk_create(
+        AnswerRecord(run=run, qid=a.qid, answer=a.answer, confidence=a.confidence)
+        for a in result.records
+    )
+    NuggetRecord.objects.bulk_create(
+        (
+            NuggetRecord(answer=row, run=run, qid=a.qid, nugget_num=n.nugget_num,
+                         pr_run_name=n.passage_key.run_name, passage_rank=n.passage_key.rank,
+                         text=n.text)
+            for row, a in zip(answers, result.records, strict=True)
+            for n in a.nuggets
+        ),
+        batch_size=INSERT_BATCH,
+    )
+    run.questions = len(result.records)
+    run.records = sum(len(a.nuggets) for a in result.records)
+    return []
+
+
+def run_submit(
+    *,
+    track: Track,
+    user: AbstractBaseUser,
+    name: str,
+    file: IO[bytes],
+    size: int,
+    filename: str = "",
+    description: str = "",
+    now: datetime | None = None,
+) -> Run:
+    """Validate a run file and store it whole, or store nothing of it.
+
+    Rules about the upload itself (name, team, window, size, quota) raise RunRefused
+    and leave no trace. A file that breaks the format rules is recorded as an
+    `invalid` Run holding only its validation report (every problem, with line and
+    field), so organisers see failed attempts; nothing of its content is kept. A valid
+    file is stored (storage backend) with its sha256, its records go to the tables
+    grading reads, and it becomes the current version of its name: an earlier version
+    stays in the history.
+    """
+    now = now or timezone.now()
+    team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now)
+    campaign = track.campaign
+    known_qids = set(campaign.questions.values_list("qid", flat=True))
+    reader = _HashingReader(file)
+    stored_name = ""
+    problems: list[Problem] = []
+    try:
+        with transaction.atomic():
+            # One upload per team at a time: the quota and "current version" stay true.
+            Team.objects.select_for_update().get(pk=team.pk)
+            _check_quota(track=track, team=team, name=name)
+            run = Run(track=track, team=team, name=name, description=description,
+                      original_filename=filename[:255], uploaded_by_id=user.pk,
+                      status=RunStatus.RECEIVED, sha256="", size=0)
+            run.save()
+            if track.kind == TrackKind.PR:
+                problems = _store_pr_records(run, reader, known_qids)
+            else:
+                shared = _VisiblePrRuns(track=track, team=team, now=now)
+                problems = _store_ac_records(run, reader, known_qids, shared)
+            _drain(reader)
+            if problems:
+                raise _Rejected
+            run.sha256, run.size = reader.digest.hexdigest(), reader.size
+            file.seek(0)
+            run.file.save(filename or name, File(file), save=False)
+            stored_name = run.file.name or ""
+            Run.objects.filter(track=track, name=name, is_current=True).update(
+                is_current=False, replaced_at=now)
+            run.status, run.is_current = RunStatus.VALID, True
+            run.save()
+    except _Rejected:
+        run = Run.objects.create(
+            track=track, team=team, name=name, description=description,
+            original_filename=filename[:255], uploaded_by_id=user.pk, status=RunStatus.INVALID,
+            sha256=reader.digest.hexdigest(), size=reader.size,
+            validation_report=_problem_dicts(problems),
+        )
+    except IntegrityError:
+        _delete_file(stored_name)
+        raise RunRefused(409, RUN_BEING_REPLACED.format(name=name)) from None
+    except BaseException:
+        _delete_file(stored_name)  # the database rolled back; the file must go too
+        raise
+    return run
+
+
+def _drain(reader: _HashingReader) -> None:
+    # A parser may stop early on a hopeless file; the hash must cover every byte.
+    while reader.read(HASH_CHUNK):
+        pass
+
+
+def _delete_file(name: str) -> None:
+    if name:
+        from django.core.files.storage import default_storage
+
+        default_storage.delete(name)
+
+
+# --- bulk upload: a zip of run files ---------------------------------------------------
+ZIP_NOT_A_ZIP = "the file is not a zip archive"
+ZIP_UNSAFE_NAME = "member {member!r} has an unsafe path; expected plain run file names"
+ZIP_TOO_MANY = "the zip has {count} members; the limit is {limit}"
+ZIP_TOO_LARGE = "the zip unpacks to {size} bytes; the limit is {limit}"
+ZIP_EMPTY = "the zip holds no run files"
+ZIP_NO_TRACK = "run {name}: the campaign has no {kind} track to put it in"
+ZIP_MEMBER_CORRUPT = "member {member!r} is corrupt ({reason})"
+
+
+@dataclass(frozen=True)
+class ZipOutcome:
+    """What became of one member of a bulk upload."""
+
+    member: str
+    run: Run | None
+    status: int  # HTTP-like: 201 stored, 400 invalid file, 4xx refused
+    detail: str
+    errors: list[dict[str, Any]]
+
+
+def runs_submit_zip(
+    *, campaign_tracks: list[Track], user: AbstractBaseUser, file: IO[bytes],
+    description: str = "", now: datetime | None = None,
+) -> list[ZipOutcome]:
+    """Submit every run file in a zip, each validated and stored on its own.
+
+    The member's file name is the run name; its track is the campaign's track of the
+    kind the name implies. The zip as a whole is refused (RunRefused) when it is not a
+    zip, has unsafe paths (absolute, `..`, folders, links), too many members, or would
+    unpack to more than the limit; nothing is stored then.
+    """
+    try:
+        archive = zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, OSError):
+        raise RunRefused(400, ZIP_NOT_A_ZIP) from None
+    members = [info for info in archive.infolist() if not info.is_dir()]
+    if len(members) > settings.RUN_ZIP_MAX_MEMBERS:
+        raise RunRefused(400, ZIP_TOO_MANY.format(count=len(members),
+                                                  limit=settings.RUN_ZIP_MAX_MEMBERS))
+    for info in archive.infolist():
+        name = info.filename
+        is_link = stat.S_ISLNK(info.external_attr >> 16)
+        if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") \
+                or "/" in name.rstrip("/") or "\\" in name or ":" in name or is_link:
+            raise RunRefused(400, ZIP_UNSAFE_NAME.format(member=name))
+    declared = sum(info.file_size for info in members)
+    limit = settings.RUN_ZIP_MAX_UNPACKED_BYTES
+    if declared > limit:
+        raise RunRefused(400, ZIP_TOO_LARGE.format(size=declared, limit=limit))
+    if not members:
+        raise RunRefused(400, ZIP_EMPTY)
+
+    tracks_by_kind: dict[str, Track] = {}
+    for track in campaign_tracks:
+        tracks_by_kind.setdefault(track.kind, track)
+    outcomes: list[ZipOutcome] = []
+    unpacked = 0
+    for info in members:
+        name = info.filename
+        run_name = parse_run_name(name)
+        if run_name is None:
+            message = BAD_RUN_NAME.format(name=name)
+            outcomes.append(ZipOutcome(name, None, 400, message,
+                                       [{"field": "name", "message": message}]))
+            continue
+        found = tracks_by_kind.get(run_name.kind)
+        if found is None:
+            message = ZIP_NO_TRACK.format(name=name, kind=run_name.kind.upper())
+            outcomes.append(ZipOutcome(name, None, 400, message,
+                                       [{"field": "name", "message": message}]))
+            continue
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
+            try:
+                # Count what is really unpacked: a zip can lie about its sizes.
+                with archive.open(info) as member:
+                    while chunk := member.read(1 << 20):
+                        unpacked += len(chunk)
+                        if unpacked > limit:
+                            raise RunRefused(400, ZIP_TOO_LARGE.format(size=unpacked,
+                                                                       limit=limit))
+                        spool.write(chunk)
+            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+                message = ZIP_MEMBER_CORRUPT.format(member=name, reason=exc)
+                outcomes.append(ZipOutcome(name, None, 400, message,
+                                           [{"field": "file", "message": message}]))
+                continue
+            size = spool.tell()
+            spool.seek(0)
+            try:
+                run = run_submit(track=found, user=user, name=name, file=spool, size=size,
+                                 filename=name, description=description, now=now)
+            except RunRefused as refused:
+                outcomes.append(ZipOutcome(name, None, refused.status, refused.detail,
+                                           refused.errors))
+                continue
+        if run.status == RunStatus.INVALID:
+            outcomes.append(ZipOutcome(name, run, 400, INVALID_RUN.format(
+                name=name, count=len(run.validation_report)), run.validation_report))
+        else:
+            outcomes.append(ZipOutcome(name, run, 201, f"{name} stored", []))
+    return outcomes

@@ -1,0 +1,53 @@
+"""Test helpers shared across the suite (fixtures live in the conftest files)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from campaign.models import Campaign
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_EXAMPLES = REPO.parent / "shared" / "examples"
+
+
+@dataclass
+class Personas:
+    """The people the visibility rules are about (STYLE.md: test with personas)."""
+
+    campaign: Campaign
+    organiser: AbstractBaseUser
+    participant_a: AbstractBaseUser  # team A
+    participant_b: AbstractBaseUser  # team B
+    outsider: AbstractBaseUser  # signed in, no role in this campaign
+
+    def client(self, who: str) -> APIClient:
+        """An API client authenticated with the persona's token ('anonymous': none)."""
+        client = APIClient()
+        if who != "anonymous":
+            token, _ = Token.objects.get_or_create(user=getattr(self, who))
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+
+
+def example(name: str) -> bytes:
+    return (SHARED_EXAMPLES / name).read_bytes()
+
+
+def share_pr_runs(personas: Personas) -> None:
+    """Move the campaign past pr_due: PR runs are now shared, AC still open."""
+    campaign = personas.campaign
+    now = timezone.now()
+    campaign.topics_release = now - timedelta(days=10)
+    campaign.pr_due = now - timedelta(days=1)
+    campaign.ac_due = now + timedelta(days=7)
+    campaign.save()
+
+
