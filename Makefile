@@ -31,6 +31,8 @@ demo: $(STAMP)
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_campaign demo/campaign.yaml
 	$(PY) manage.py demo_accounts demo-movies
+	$(PY) manage.py submit_runs demo-movies --as olga --keep-going \
+	    demo/runs/*-PG-* demo/runs/*-PO-* demo/runs/*-AC-*
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
 
 serve: $(STAMP)

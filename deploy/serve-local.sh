@@ -18,6 +18,7 @@ cat <<MSG
   The service is starting on http://$HOST:$PORT/
     campaigns        http://$HOST:$PORT/
     demo campaign    http://$HOST:$PORT/campaigns/demo-movies/
+    demo runs        http://$HOST:$PORT/campaigns/demo-movies/runs/   (sign in as olga)
     REST API         http://$HOST:$PORT/api/v1/campaigns/
     API docs         http://$HOST:$PORT/api/docs/
     health           http://$HOST:$PORT/healthz
