@@ -33,6 +33,8 @@ demo: $(STAMP)
 	$(PY) manage.py demo_accounts demo-movies
 	$(PY) manage.py submit_runs demo-movies --as olga --keep-going \
 	    demo/runs/*-PG-* demo/runs/*-PO-* demo/runs/*-AC-*
+	$(PY) manage.py grade demo-movies
+	$(PY) manage.py publish_leaderboards demo-movies --as olga
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
 
 serve: $(STAMP)

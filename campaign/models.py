@@ -37,6 +37,10 @@ class Campaign(models.Model):
     results_release = models.DateTimeField(
         null=True, blank=True, help_text="Published leaderboards become public."
     )
+    teams_see_own_scores = models.BooleanField(
+        default=False,
+        help_text="Before publication, each team sees its own runs' latest scores.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,4 +1,4 @@
-"""One error shape for the whole API: `{"detail": str, "errors": [...]}`.
+"""Shared API plumbing, above all one error shape: `{"detail": str, "errors": [...]}`.
 
 DRF answers bad input with several shapes (a dict of field lists, a list, a bare
 `detail`); clients of a campaign API should not have to know which. Each item of
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -45,6 +47,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         detail = "; ".join(item["message"] for item in errors)
     response.data = {"detail": detail, "errors": errors}
     return response
+
+
+def authenticated_user(request: Request) -> User:
+    """The signed-in user of a view that requires authentication."""
+    user = request.user
+    if not isinstance(user, User):
+        raise exceptions.NotAuthenticated()
+    return user
 
 
 def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:

@@ -54,6 +54,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "campaign",
     "submissions",
+    "grading",
+    "scoring",
     "frontend",
 ]
 
@@ -94,6 +96,11 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not memory, so a Celery worker in another process can share the test
+    # database; and a busy timeout, as the web process and workers write concurrently.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -8,6 +8,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from campaign import api as campaign_api
 from config.api_errors import json_not_found
 from config.health import healthz
+from grading import api as grading_api
+from scoring import api as scoring_api
 from submissions import api as submissions_api
 
 api_v1 = [
@@ -25,6 +27,22 @@ api_v1 = [
          name="api-shared-pr-runs"),
     path("runs/<int:run_id>/", submissions_api.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:run_id>/file/", submissions_api.RunFileView.as_view(), name="api-run-file"),
+    path("campaigns/<slug:slug>/grading/", grading_api.GradingView.as_view(),
+         name="api-grading"),
+    path("campaigns/<slug:slug>/judgments/", grading_api.JudgmentListView.as_view(),
+         name="api-judgments"),
+    path("judgments/<int:judgment_id>/", grading_api.JudgmentDetailView.as_view(),
+         name="api-judgment"),
+    path("runs/<int:run_id>/marked/", grading_api.MarkedRunView.as_view(), name="api-run-marked"),
+    path("campaigns/<slug:slug>/scoring/", scoring_api.ScoringView.as_view(), name="api-scoring"),
+    path("campaigns/<slug:slug>/leaderboards/", scoring_api.LeaderboardsView.as_view(),
+         name="api-leaderboards"),
+    path("campaigns/<slug:slug>/leaderboards/<slug:track>/publish/",
+         scoring_api.PublishView.as_view(), name="api-publish"),
+    path("campaigns/<slug:slug>/qrels/", scoring_api.QrelsView.as_view(), name="api-qrels"),
+    path("campaigns/<slug:slug>/exports/<str:name>", scoring_api.ExportView.as_view(),
+         name="api-export"),
+    path("runs/<int:run_id>/scores/", scoring_api.RunScoresView.as_view(), name="api-run-scores"),
     re_path(r"^.*$", json_not_found),
 ]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -17,6 +16,7 @@ from rest_framework.views import APIView
 
 from campaign.models import Campaign
 from campaign.selectors import campaign_role
+from config.api_errors import authenticated_user
 from submissions.models import Run, RunStatus
 from submissions.selectors import (
     run_for_user,
@@ -30,14 +30,6 @@ from submissions.services import INVALID_RUN, RunRefused, run_submit, runs_submi
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
 NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} (UTC)"
 RUN_NOT_FOUND = "No run {id} that you may see."
-
-
-def _user(request: Request) -> User:
-    # Every view here requires authentication, so this is a real user.
-    user = request.user
-    if not isinstance(user, User):
-        raise exceptions.NotAuthenticated()
-    return user
 
 
 def _refused(refused: RunRefused) -> Response:
@@ -96,8 +88,8 @@ class CampaignRunsView(APIView):
                                                              "message": message}]}, status=400)
         upload = data["file"]
         try:
-            run = run_submit(track=track, user=_user(request), name=data["name"], file=upload,
-                             size=upload.size, filename=upload.name or "",
+            run = run_submit(track=track, user=authenticated_user(request), name=data["name"],
+                             file=upload, size=upload.size, filename=upload.name or "",
                              description=data["description"])
         except RunRefused as refused:
             return _refused(refused)
@@ -117,7 +109,7 @@ class CampaignRunsBulkView(APIView):
         form.is_valid(raise_exception=True)
         try:
             outcomes = runs_submit_zip(
-                campaign_tracks=list(campaign.tracks.all()), user=_user(request),
+                campaign_tracks=list(campaign.tracks.all()), user=authenticated_user(request),
                 file=form.validated_data["file"],
                 description=form.validated_data["description"],
             )

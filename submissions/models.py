@@ -49,6 +49,9 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     replaced_at = models.DateTimeField(null=True, blank=True)
+    graded_at = models.DateTimeField(null=True, blank=True)
+    # The Celery task grading this run (see grading.services.run_claim_for_grading).
+    grading_token = models.CharField(max_length=64, blank=True)
     questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
     records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
 

@@ -7,8 +7,10 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
@@ -20,7 +22,11 @@ from tests.factories import (
     UserFactory,
     make_member,
 )
-from tests.support import REPO, Personas
+from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
+from tests.support import REPO, Personas, Upload
+
+# Fixtures shared by the grading and scoring tests.
+pytest_plugins = ["tests.grading.fixtures"]
 
 
 @pytest.fixture
@@ -59,19 +65,67 @@ def tracks(personas: Personas) -> dict[str, Track]:
     }
 
 
+@pytest.fixture
+def upload(personas: Personas, tracks: dict[str, Track]) -> Upload:
+    """POST a run through the API as a persona."""
+
+    def post(
+        who: str, name: str, content: bytes, track: str | None = None, description: str = ""
+    ) -> Any:
+        track = track or ("ac" if "-AC-" in name else "pr")
+        return personas.client(who).post(
+            f"/api/v1/campaigns/{personas.campaign.slug}/runs/",
+            {
+                "track": track,
+                "name": name,
+                "description": description,
+                "file": SimpleUploadedFile(name, content),
+            },
+            format="multipart",
+        )
+
+    return post
+
+
 @pytest.fixture(scope="session")
-def celery_worker() -> Iterator[subprocess.Popen[bytes]]:
+def session_judge() -> Iterator[ScriptedServer]:
+    """A scripted judge server for the whole session; tests set what it says."""
+    with ScriptedServer(ScriptedJudge()) as server:
+        yield server
+
+
+def _test_database_url() -> str:
+    """The URL of the test database pytest-django created, for another process."""
+    from django.db import connection
+
+    name = connection.settings_dict["NAME"]
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{name}"
+    base = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+    return f"{base}/{name}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker(
+    django_db_setup: None, django_db_blocker: Any, session_judge: ScriptedServer
+) -> Iterator[subprocess.Popen[bytes]]:
     """A real Celery worker process on the configured broker (filesystem or Redis).
 
-    Started once per session; ready when it has answered a ping task.
+    It uses the test database and grades with the session's scripted judge. Started
+    once per session; ready when it has answered a ping task.
     """
     from config.celery import ping
 
+    with django_db_blocker.unblock():
+        database_url = _test_database_url()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
+           "DATABASE_URL": database_url, "GRADER_BASE_URL": session_judge.base_url,
+           "GRADER_MODEL": "scripted-judge", "GRADER_TIMEOUT": "5"}
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
          "--loglevel=WARNING", "--without-gossip", "--without-mingle",
          "--hostname", f"pytest-{os.getpid()}@%h"],
-        cwd=REPO, env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        cwd=REPO, env=env,
     )
     try:
         assert ping.delay().get(timeout=120) == "pong"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
@@ -12,6 +14,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaign.models import Campaign
+
+# The test client's response (json(), status_code); DRF's stubs type it too narrowly.
+Upload = Callable[..., Any]
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_EXAMPLES = REPO.parent / "shared" / "examples"

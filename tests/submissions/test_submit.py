@@ -11,8 +11,7 @@ from django.utils import timezone
 from pytest_django import Settings as SettingsWrapper
 
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
-from tests.submissions.conftest import Upload
-from tests.support import Personas, example, share_pr_runs
+from tests.support import Personas, Upload, example, share_pr_runs
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,7 @@ import zipfile
 
 import pytest
 
-from tests.submissions.conftest import Upload
-from tests.support import Personas, example, share_pr_runs
+from tests.support import Personas, Upload, example, share_pr_runs
 
 pytestmark = pytest.mark.django_db
 

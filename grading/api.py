@@ -1,0 +1,176 @@
+"""REST API v1 for grading and judgments (DESIGN.md sections 8 and 9). Organisers only."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, permissions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaign.models import Campaign, Role
+from campaign.selectors import campaign_role
+from config.api_errors import authenticated_user
+from grading.models import Judgment
+from grading.selectors import grading_progress, judgment_items, marked_run, runs_using
+from grading.serializers import JudgmentEditSerializer, judgment_item_json, run_progress_json
+from grading.services import EditRefused, campaign_grading_queue, judgment_edit
+from submissions.formats.marked_ac_run import write_marked_ac_run
+from submissions.models import Run
+
+ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
+
+
+def _organiser_campaign(request: Request, slug: str) -> Campaign:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+        raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
+    return campaign
+
+
+def _enqueue_grading(run_ids: list[int]) -> list[str]:
+    """Queue a grading task per run once the transaction commits; returns the task ids."""
+    from grading.tasks import grade_run
+
+    def send(run_id: int, task_id: str) -> None:
+        grade_run.apply_async(args=(run_id,), task_id=task_id)
+
+    task_ids = [str(uuid.uuid4()) for _ in run_ids]
+    for run_id, task_id in zip(run_ids, task_ids, strict=True):
+        transaction.on_commit(functools.partial(send, run_id, task_id))
+    return task_ids
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if value is None else value.lower() in ("1", "true", "yes")
+
+
+class GradingView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(summary="Grading progress: judgments done/total per AC run")
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        progress = grading_progress(campaign=campaign)
+        return Response({
+            "runs": [run_progress_json(p) for p in progress],
+            "done": sum(p.done for p in progress), "total": sum(p.total for p in progress),
+            "needs_review": sum(p.needs_review for p in progress),
+        })
+
+    @extend_schema(request=None, summary="Grade every pending AC run (queued for the workers)",
+                   parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")])
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        run_ids = campaign_grading_queue(
+            campaign=campaign, include_graded=_flag(request.query_params.get("all")) is True)
+        tasks = _enqueue_grading(run_ids)
+        names = dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "name"))
+        return Response({"detail": f"{len(run_ids)} run(s) queued for grading",
+                         "runs": [names[pk] for pk in run_ids], "tasks": tasks},
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class JudgmentListView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(summary="Judgments of the campaign's runs", parameters=[
+        OpenApiParameter("run", str), OpenApiParameter("kind", str, enum=["entailment", "answer"]),
+        OpenApiParameter("qid", str), OpenApiParameter("edited", bool),
+        OpenApiParameter("needs_review", bool), OpenApiParameter("label", str,
+            description="entailment: true/false (entailed); answer: true/false (correct)"),
+    ])
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        params = request.query_params
+        kind = params.get("kind")
+        if kind not in (None, "entailment", "answer"):
+            raise exceptions.ValidationError(
+                {"kind": [f"expected entailment or answer, found {kind!r}"]})
+        items = judgment_items(
+            campaign=campaign, run=params.get("run"), kind=kind, qid=params.get("qid"),
+            edited=_flag(params.get("edited")), needs_review=_flag(params.get("needs_review")),
+        )
+        label = _flag(params.get("label"))
+        if label is not None:
+            items = [i for i in items if (i.judgment.label or {}).get(
+                "entailed" if i.judgment.kind == "entailment" else "correct") is label]
+        return Response([judgment_item_json(item) for item in items])
+
+
+class JudgmentDetailView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    def _judgment(self, request: Request, judgment_id: int) -> Judgment:
+        judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
+        _organiser_campaign(request, judgment.campaign.slug)
+        return judgment
+
+    @extend_schema(summary="A judgment with its audit trail")
+    def get(self, request: Request, judgment_id: int) -> Response:
+        judgment = self._judgment(request, judgment_id)
+        return Response(_judgment_detail(judgment))
+
+    @extend_schema(request=JudgmentEditSerializer, summary="Post-edit a judgment's label")
+    def patch(self, request: Request, judgment_id: int) -> Response:
+        judgment = self._judgment(request, judgment_id)
+        form = JudgmentEditSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(form.validated_data)
+        changes: dict[str, Any] = {
+            k: data[k] for k in ("entailed", "correct", "relevant") if k in data}
+        try:
+            judgment = judgment_edit(judgment=judgment, user=authenticated_user(request),
+                                     changes=changes, reason=data["reason"], note=data["note"])
+        except EditRefused as refused:
+            return Response({"detail": str(refused),
+                             "errors": [{"field": refused.field, "message": str(refused)}]},
+                            status=status.HTTP_400_BAD_REQUEST)
+        # Edited labels change the answer step's input and the scores: grade again.
+        _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
+        return Response(_judgment_detail(judgment))
+
+
+def _judgment_detail(judgment: Judgment) -> dict[str, Any]:
+    return {
+        "id": judgment.pk, "kind": judgment.kind, "status": judgment.status,
+        "label": judgment.label, "llm_label": judgment.llm_label,
+        "reason": judgment.reason, "llm_reason": judgment.llm_reason,
+        "nugget_reasons": judgment.nugget_reasons, "edited": judgment.edited,
+        "input": judgment.input,
+        "judge": {"model": judgment.judge_model, "prompt_version": judgment.prompt_version,
+                  "decoding": judgment.decoding},
+        "provenance": {"input_hash": judgment.input_hash, "raw_output": judgment.raw_output,
+                       "prompt_tokens": judgment.prompt_tokens,
+                       "completion_tokens": judgment.completion_tokens,
+                       "latency_seconds": judgment.latency_seconds,
+                       "attempts": judgment.attempts, "judged_at": judgment.judged_at},
+        "history": [
+            {"edited_by": e.edited_by.username if e.edited_by else None,
+             "edited_at": e.edited_at, "note": e.note, "previous_label": e.previous_label,
+             "previous_reason": e.previous_reason, "new_label": e.new_label,
+             "new_reason": e.new_reason}
+            for e in judgment.edits.select_related("edited_by")
+        ],
+    }
+
+
+class MarkedRunView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/plain"): bytes}, summary="The marked AC run")
+    def get(self, request: Request, run_id: int) -> HttpResponse:
+        run = get_object_or_404(Run.objects.select_related("track__campaign"), pk=run_id)
+        _organiser_campaign(request, run.track.campaign.slug)
+        response = HttpResponse(content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{run.name}.marked"'
+        write_marked_ac_run([block.marked for block in marked_run(run=run)], response)
+        return response
+

@@ -1,0 +1,326 @@
+"""Run a packaged model as a llama.cpp OpenAI-compatible HTTP server with `xllamacpp`.
+
+`xllamacpp.Server(params)` loads the model, then serves HTTP from background threads of
+the process that made it until the object is deleted. `EmbeddedJudge` runs it in a child
+process (`python -m grading.embedded.server --child ...`) rather than in the caller:
+- the model's memory and llama.cpp's threads stay out of web and worker processes, and
+  nothing is forked after the native library is loaded (it is not fork-safe);
+- Celery's prefork workers are daemonic and may not start multiprocessing children, but
+  they may start a subprocess;
+- stopping is certain: the child exits when its stdin closes (so also when the parent
+  dies), on SIGTERM, or is killed after a grace period.
+
+The child binds 127.0.0.1 on a port the OS picks (no race over a "free" port) and
+reports its address on stdout; the parent then waits for `/health` to answer 200.
+`main()` (behind `manage.py serve_llm`) serves in the foreground until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, Self, TextIO
+
+from grading.embedded.models import DEFAULT_MODEL, MODELS, ModelInstallError, ensure_model
+
+READY_PREFIX = "EMBEDDED-JUDGE-READY "
+SERVER_EXITED = "the embedded judge exited with code {code} while starting; log {log}:\n{tail}"
+SERVER_NOT_READY = "the embedded judge did not become ready in {seconds:.0f} s; log {log}:\n{tail}"
+
+# The package root, so the child can import `grading` whatever its working directory.
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How to run the server.
+
+    `n_parallel` slots decode concurrently (continuous batching); each gets
+    `ctx_per_slot` tokens of context, enough for a long passage and a nugget, or a
+    question, an answer and ten nuggets, plus the reply. `threads` None lets llama.cpp
+    use every core. `port` 0 lets the OS pick a free one.
+    """
+
+    n_parallel: int = 4
+    ctx_per_slot: int = 4096
+    threads: int | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    prompt_cache_mib: int = 1024
+
+    def as_args(self) -> list[str]:
+        """The same options as command-line arguments of this module."""
+        args = ["--parallel", str(self.n_parallel), "--ctx-per-slot", str(self.ctx_per_slot),
+                "--host", self.host, "--port", str(self.port),
+                "--prompt-cache-mib", str(self.prompt_cache_mib)]
+        if self.threads is not None:
+            args += ["--threads", str(self.threads)]
+        return args
+
+
+class EmbeddedJudge:
+    """A llama.cpp server for a packaged model, in a child process; a context manager.
+
+        with EmbeddedJudge("qwen2.5-coder-0.5b", var_dir=Path("var")) as judge:
+            config = JudgeConfig(base_url=judge.base_url, model=judge.model, concurrency=4)
+
+    Installs the model first if needed (see `models.ensure_model`). The server's log
+    goes to `<var_dir>/logs/embedded-judge.log` unless `log_path` says otherwise.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        var_dir: Path,
+        options: ServerOptions | None = None,
+        startup_timeout: float = 300.0,
+        log_path: Path | None = None,
+        progress: TextIO | None = sys.stderr,
+    ) -> None:
+        self.model = model
+        self.var_dir = Path(var_dir)
+        self.options = options or ServerOptions()
+        self.startup_timeout = startup_timeout
+        self.log_path = log_path or self.var_dir / "logs" / "embedded-judge.log"
+        self.progress = progress
+        self._process: subprocess.Popen[str] | None = None
+        self._address: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible API root, e.g. "http://127.0.0.1:41234/v1"."""
+        if self._address is None:
+            raise RuntimeError("the embedded judge is not running")
+        return f"{self._address}/v1"
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> Self:
+        """Install the model if needed, start the server and wait until it is healthy."""
+        if self._process is not None:
+            return self
+        model_path = ensure_model(self.model, var_dir=self.var_dir, progress=self.progress)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ,
+               "PYTHONPATH": os.pathsep.join(
+                   filter(None, [str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
+        with self.log_path.open("a") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "grading.embedded.server", "--child",
+                 "--model-path", str(model_path), "--alias", self.model,
+                 *self.options.as_args()],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                text=True, env=env,
+            )
+        try:
+            deadline = time.monotonic() + self.startup_timeout
+            self._address = self._read_address(deadline)
+            self._wait_healthy(deadline)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self, grace: float = 15.0) -> None:
+        """Stop the server: close its stdin, then SIGTERM, then SIGKILL if it lingers."""
+        process, self._process, self._address = self._process, None, None
+        if process is None:
+            return
+        for ask in (_close_stdin, subprocess.Popen.terminate, subprocess.Popen.kill):
+            ask(process)
+            try:
+                process.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        if process.stdout is not None:
+            process.stdout.close()
+
+    def _read_address(self, deadline: float) -> str:
+        process = self._running()
+        assert process.stdout is not None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeError(self._failure(SERVER_NOT_READY))
+            readable, _, _ = select.select([process.stdout], [], [], min(remaining, 1.0))
+            if readable:
+                line = process.stdout.readline()
+                if line.startswith(READY_PREFIX):
+                    return str(json.loads(line[len(READY_PREFIX):])["address"])
+                if not line and process.poll() is not None:
+                    raise RuntimeError(self._failure(SERVER_EXITED))
+            elif process.poll() is not None:
+                raise RuntimeError(self._failure(SERVER_EXITED))
+
+    def _wait_healthy(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if self._running().poll() is not None:
+                raise RuntimeError(self._failure(SERVER_EXITED))
+            if is_healthy(f"{self._address}/health"):
+                return
+            time.sleep(0.2)  # polling a server that is loading; nothing to wait on
+        raise RuntimeError(self._failure(SERVER_NOT_READY))
+
+    def _running(self) -> subprocess.Popen[str]:
+        if self._process is None:
+            raise RuntimeError("the embedded judge is not running")
+        return self._process
+
+    def _failure(self, template: str) -> str:
+        code = self._process.poll() if self._process is not None else None
+        try:
+            tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])
+        except OSError:
+            tail = "(no log)"
+        return template.format(code=code, seconds=self.startup_timeout, log=self.log_path,
+                               tail=tail)
+
+
+def is_healthy(url: str, timeout: float = 2.0) -> bool:
+    """True when GET `url` answers 200 (llama.cpp answers 503 while loading)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def run_server(
+    model_path: Path,
+    *,
+    alias: str,
+    options: ServerOptions,
+    on_ready: Callable[[str], None],
+    stop: threading.Event,
+) -> None:
+    """Serve `model_path` in this process until `stop` is set (blocks).
+
+    `on_ready` gets the listening address ("http://127.0.0.1:PORT") once the model is
+    loaded and the HTTP server accepts requests.
+    """
+    # The native library is loaded only in the process that serves (and it ships no
+    # type hints, hence Any).
+    xllamacpp: Any = importlib.import_module("xllamacpp")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path)
+    params.model_alias = {alias}
+    params.hostnames = [options.host]
+    params.port = options.port
+    params.n_parallel = options.n_parallel
+    params.n_ctx = options.n_parallel * options.ctx_per_slot
+    params.cache_ram_mib = options.prompt_cache_mib
+    params.ui = False
+    if options.threads is not None:
+        params.cpuparams.n_threads = options.threads
+        params.cpuparams_batch.n_threads = options.threads
+    server = xllamacpp.Server(params)
+    try:
+        on_ready(str(server.listening_address))
+        while not stop.wait(timeout=1.0):
+            pass
+    finally:
+        del server  # the destructor stops the HTTP threads and frees the model
+
+
+def serve_forever(model: str = DEFAULT_MODEL, *, var_dir: Path,
+                  options: ServerOptions | None = None) -> None:
+    """Install `model` if needed and serve it in the foreground until SIGINT/SIGTERM."""
+    options = options or ServerOptions()
+    model_path = ensure_model(model, var_dir=var_dir)
+    stop = _stop_on_signals()
+
+    def announce(address: str) -> None:
+        print(f"serving {model} at {address}/v1 with {options.n_parallel} parallel slots "
+              f"(Ctrl-C stops)", flush=True)
+
+    run_server(model_path, alias=model, options=options, on_ready=announce, stop=stop)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: serve a packaged model (`--child` is the mode EmbeddedJudge uses)."""
+    parser = argparse.ArgumentParser(description="Serve a packaged judge model over HTTP.")
+    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    parser.add_argument("--var-dir", type=Path,
+                        default=Path(os.environ.get("VAR_DIR", _PACKAGE_ROOT / "var")))
+    parser.add_argument("--parallel", type=int, default=ServerOptions.n_parallel)
+    parser.add_argument("--ctx-per-slot", type=int, default=ServerOptions.ctx_per_slot)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--host", default=ServerOptions.host)
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--prompt-cache-mib", type=int, default=ServerOptions.prompt_cache_mib)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--model-path", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--alias", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    options = ServerOptions(n_parallel=args.parallel, ctx_per_slot=args.ctx_per_slot,
+                            threads=args.threads, host=args.host, port=args.port,
+                            prompt_cache_mib=args.prompt_cache_mib)
+    if args.child:
+        _child(args.model_path, alias=args.alias, options=options)
+        return 0
+    try:
+        serve_forever(args.model, var_dir=args.var_dir, options=options)
+    except ModelInstallError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
+    stop = _stop_on_signals()
+
+    def watch_stdin() -> None:
+        # EOF on stdin: the parent closed it or died. Either way, stop serving.
+        while sys.stdin.readline():
+            pass
+        stop.set()
+
+    threading.Thread(target=watch_stdin, name="watch-parent", daemon=True).start()
+
+    def announce(address: str) -> None:
+        print(READY_PREFIX + json.dumps({"address": address}), flush=True)
+
+    run_server(model_path, alias=alias, options=options, on_ready=announce, stop=stop)
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, handle)
+    return stop
+
+
+def _close_stdin(process: subprocess.Popen[str]) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,346 @@
+"""An async judge client for any OpenAI-compatible server (vLLM, llama.cpp, ...).
+
+One `JudgeClient` per event loop, used as `async with JudgeClient(config) as judge:`.
+Every call sends the request's messages with its JSON schema as `response_format` and
+the judge's decoding parameters (temperature 0), and returns a `JudgeCall` record with
+the parsed label and its provenance.
+
+Failures, and what each call does about them:
+- timeouts, connection errors, 408, 429 and 5xx are transient: retried up to
+  `max_retries` times with exponential backoff and jitter (a 429's Retry-After is
+  honoured), then `JudgeError(permanent=False)`, so a task can retry later;
+- any other 4xx (bad request, auth, unknown model) is permanent: `JudgeError(permanent=
+  True)` at once, with no retry, since sending the same request again cannot help;
+- a reply that does not parse is asked for again, up to `parse_attempts` replies in all,
+  then returned flagged `needs_review` with the raw output. That is never raised: an
+  organiser decides what such a reply means, and nothing counts it meanwhile.
+
+The openai client's own retries are off (`max_retries=0`) so the policy above is the
+only one, and a semaphore caps the requests in flight at `concurrency` (the server's
+parallel slots); backoff sleeps happen outside it so a waiting call frees its slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Generic, Self, cast
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from grading.llm.inputs import (
+    DecodingParams,
+    JudgeRequest,
+    JudgmentKind,
+    Label,
+    answer_request,
+    entailment_request,
+)
+from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError
+from grading.llm.prompts import AnswerCheck
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT_GAVE_UP = "{kind} judgment failed after {attempts} attempts: {detail}"
+PERMANENT_FAILURE = "{kind} judgment refused by the server (HTTP {status}): {detail}"
+NO_CHOICES = "server reply holds no message"
+
+# 408 and 409 are what servers send for a request they dropped under load.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+class JudgeError(Exception):
+    """A judge call failed; `permanent` says whether trying again later can help."""
+
+    def __init__(self, message: str, *, permanent: bool, status: int | None = None,
+                 attempts: int = 1) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.status = status
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Where the judge is and how to talk to it (GRADER_* settings).
+
+    `base_url` includes the API prefix, e.g. "http://127.0.0.1:8000/v1". `timeout` is
+    per HTTP request, in seconds. `max_retries` counts transient-failure retries;
+    `parse_attempts` counts replies asked for before a call is flagged for review.
+    """
+
+    base_url: str
+    model: str
+    api_key: str = "not-needed"
+    concurrency: int = 8
+    timeout: float = 120.0
+    max_retries: int = 5
+    parse_attempts: int = 3
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = 0
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+    @property
+    def decoding(self) -> DecodingParams:
+        """The decoding parameters every call sends (part of the judge's identity)."""
+        return DecodingParams(temperature=self.temperature, max_tokens=self.max_tokens,
+                              seed=self.seed)
+
+
+@dataclass(frozen=True)
+class JudgeCall(Generic[Label]):
+    """The outcome of one judgment, with everything needed to audit or replay it.
+
+    `label` is None exactly when `needs_review`; `error` then says why the last reply
+    did not parse. `raw_output`, tokens, `latency` (seconds), `served_model` and
+    `finish_reason` describe the last reply; `attempts` counts every HTTP request made.
+    """
+
+    kind: JudgmentKind
+    label: Label | None
+    raw_output: str
+    prompt_version: str
+    model: str
+    decoding: dict[str, float | int | None]
+    input_hash: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency: float
+    attempts: int
+    needs_review: bool
+    error: str | None = None
+    served_model: str | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class _Reply:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency: float
+    served_model: str | None
+    finish_reason: str | None
+    problem: str | None = None
+
+
+class JudgeClient:
+    """Sends judge requests to an OpenAI-compatible server; see the module docstring."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self._openai = openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key or "not-needed",
+            timeout=config.timeout,
+            max_retries=0,
+        )
+        self._slots = asyncio.Semaphore(config.concurrency)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._openai.close()
+
+    def input_hash(self, request: JudgeRequest[Any]) -> str:
+        """The cache key of `request` under this judge (model and decoding parameters)."""
+        return request.input_hash(model=self.config.model, decoding=self.config.decoding)
+
+    async def judge_entailment(self, *, passage: str, nugget: str) -> JudgeCall[EntailmentLabel]:
+        """Does `passage` entail `nugget`? (bogus-nugget identification)"""
+        return await self.judge(entailment_request(passage=passage, nugget=nugget))
+
+    async def judge_answer(
+        self,
+        *,
+        question: str,
+        answer: str,
+        nuggets: Mapping[int, str],
+        answer_check: AnswerCheck = "nuggets",
+        gold_answers: Sequence[str] = (),
+    ) -> JudgeCall[AnswerLabel]:
+        """Is `answer` correct given the entailed `nuggets`, and which of them helped?"""
+        return await self.judge(answer_request(
+            question=question, answer=answer, nuggets=nuggets,
+            answer_check=answer_check, gold_answers=gold_answers))
+
+    async def judge(self, request: JudgeRequest[Label]) -> JudgeCall[Label]:
+        """Make one judgment: retry transient failures and unparsable replies."""
+        attempts = 0
+        parse_failures = 0
+        while True:
+            reply, attempts = await self._reply_with_retries(request, attempts)
+            try:
+                if reply.problem is not None:
+                    raise ReplyParseError(reply.problem)
+                label = request.parse(reply.text)
+            except ReplyParseError as error:
+                parse_failures += 1
+                logger.warning("%s reply did not parse (%d/%d): %s", request.kind,
+                               parse_failures, self.config.parse_attempts, error)
+                if parse_failures >= self.config.parse_attempts:
+                    return self._record(request, reply, None, attempts, error=str(error))
+                continue
+            return self._record(request, reply, label, attempts)
+
+    async def judge_all(
+        self, requests: Iterable[JudgeRequest[Label]]
+    ) -> list[JudgeCall[Label] | JudgeError]:
+        """Judge many requests concurrently; outcomes in request order.
+
+        A failed call yields its JudgeError in place, so one failure does not lose the
+        others' work; the semaphore keeps at most `concurrency` of them in flight.
+        """
+        return list(await asyncio.gather(*(self._settled(request) for request in requests)))
+
+    async def judge_each(
+        self, requests: Iterable[JudgeRequest[Label]]
+    ) -> AsyncIterator[tuple[JudgeRequest[Label], JudgeCall[Label] | JudgeError]]:
+        """Judge many requests concurrently, yielding (request, outcome) as each ends.
+
+        For callers that store each judgment as soon as it is made. Leaving the loop
+        early cancels the calls still running.
+        """
+        tasks = [asyncio.ensure_future(self._paired(request)) for request in requests]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _paired(
+        self, request: JudgeRequest[Label]
+    ) -> tuple[JudgeRequest[Label], JudgeCall[Label] | JudgeError]:
+        return request, await self._settled(request)
+
+    async def _settled(self, request: JudgeRequest[Label]) -> JudgeCall[Label] | JudgeError:
+        try:
+            return await self.judge(request)
+        except JudgeError as error:
+            return error
+
+    async def _reply_with_retries(
+        self, request: JudgeRequest[Any], attempts: int
+    ) -> tuple[_Reply, int]:
+        """One reply from the server, retrying transient failures; the attempts so far."""
+        failures = 0
+        while True:
+            attempts += 1
+            try:
+                return await self._send(request), attempts
+            except (openai.APIConnectionError, openai.APIStatusError) as error:
+                status = error.status_code if isinstance(error, openai.APIStatusError) else None
+                detail = _describe(error)
+                if status is not None and status < 500 and status not in RETRYABLE_STATUSES:
+                    raise JudgeError(
+                        PERMANENT_FAILURE.format(kind=request.kind, status=status,
+                                                 detail=detail),
+                        permanent=True, status=status, attempts=attempts) from error
+                failures += 1
+                if failures > self.config.max_retries:
+                    raise JudgeError(
+                        TRANSIENT_GAVE_UP.format(kind=request.kind, attempts=attempts,
+                                                 detail=detail),
+                        permanent=False, status=status, attempts=attempts) from error
+                delay = self._backoff(failures, error)
+                logger.warning("%s judgment: %s; retry %d/%d in %.2f s", request.kind,
+                               detail, failures, self.config.max_retries, delay)
+                await asyncio.sleep(delay)
+
+    async def _send(self, request: JudgeRequest[Any]) -> _Reply:
+        cfg = self.config
+        async with self._slots:
+            started = time.perf_counter()
+            completion = await self._openai.chat.completions.create(
+                model=cfg.model,
+                messages=cast("Any", request.messages),
+                response_format=cast("Any", request.response_format),
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_tokens,
+                seed=cfg.seed if cfg.seed is not None else openai.omit,
+            )
+            latency = time.perf_counter() - started
+        return _reply_of(completion, latency)
+
+    def _backoff(self, failures: int, error: Exception) -> float:
+        """Exponential backoff with jitter: half fixed, half random, capped."""
+        cfg = self.config
+        ceiling = min(cfg.backoff_max, cfg.backoff_initial * 2.0 ** (failures - 1))
+        delay = ceiling / 2 + random.uniform(0, ceiling / 2)
+        retry_after = _retry_after(error)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, cfg.backoff_max))
+        return delay
+
+    def _record(self, request: JudgeRequest[Label], reply: _Reply, label: Label | None,
+                attempts: int, *, error: str | None = None) -> JudgeCall[Label]:
+        cfg = self.config
+        return JudgeCall(
+            kind=request.kind,
+            label=label,
+            raw_output=reply.text,
+            prompt_version=request.prompt_version,
+            model=cfg.model,
+            decoding=cfg.decoding.as_dict(),
+            input_hash=self.input_hash(request),
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            latency=reply.latency,
+            attempts=attempts,
+            needs_review=label is None,
+            error=error,
+            served_model=reply.served_model,
+            finish_reason=reply.finish_reason,
+        )
+
+
+def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
+    # A server that answers 200 with something other than a chat completion gets its
+    # reply treated as unparsable text (retried, then reviewed), not as a crash.
+    choices = getattr(completion, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    text = getattr(message, "content", None)
+    usage = getattr(completion, "usage", None)
+    return _Reply(
+        text=text if isinstance(text, str) else "",
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        latency=latency,
+        served_model=getattr(completion, "model", None),
+        finish_reason=getattr(choices[0], "finish_reason", None) if choices else None,
+        problem=None if isinstance(text, str) else NO_CHOICES,
+    )
+
+
+def _retry_after(error: Exception) -> float | None:
+    if not isinstance(error, openai.APIStatusError):
+        return None
+    value = error.response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date; the backoff alone will do
+
+
+def _describe(error: openai.APIError) -> str:
+    if isinstance(error, openai.APITimeoutError):
+        return "request timed out"
+    if isinstance(error, openai.APIStatusError):
+        return f"HTTP {error.status_code}: {error.message}"
+    return f"connection error: {error.message}"

@@ -1,0 +1,117 @@
+"""What the judge is asked: a request (prompt, schema, parser) and its content hash.
+
+A `JudgeRequest` carries everything that determines the judge's input except the model
+and decoding parameters, which belong to the judge (the client's configuration). The
+content hash of all of them is the cache key of a judgment: identical inputs under the
+same judge and prompt version are judged once (DESIGN.md section 5.3).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Generic, Literal, TypeVar
+
+from grading.llm.parsing import AnswerLabel, EntailmentLabel, parse_answer, parse_entailment
+from grading.llm.prompts import (
+    ANSWER_PROMPT_VERSION,
+    ENTAILMENT_PROMPT_VERSION,
+    AnswerCheck,
+    ChatMessage,
+    answer_messages,
+    entailment_messages,
+)
+from grading.llm.schemas import JsonObject, answer_response_format, entailment_response_format
+
+JudgmentKind = Literal["entailment", "answer"]
+Label = TypeVar("Label", EntailmentLabel, AnswerLabel)
+
+
+@dataclass(frozen=True)
+class DecodingParams:
+    """Sampling settings sent with every call; part of a judgment's provenance."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = 0
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        """The parameters as stored and hashed (temperature always a float)."""
+        params = asdict(self)
+        params["temperature"] = float(self.temperature)
+        return params
+
+
+@dataclass(frozen=True)
+class JudgeRequest(Generic[Label]):
+    """One judgment to make: the messages, the reply schema and the reply parser."""
+
+    kind: JudgmentKind
+    prompt_version: str
+    messages: list[ChatMessage]
+    response_format: JsonObject
+    parse: Callable[[str], Label] = field(compare=False, repr=False)
+
+    def input_hash(self, *, model: str, decoding: DecodingParams) -> str:
+        """The cache key of this request under a judge (`model`, `decoding`)."""
+        return input_hash(prompt_version=self.prompt_version, model=model,
+                          messages=self.messages, decoding=decoding,
+                          response_format=self.response_format)
+
+
+def entailment_request(*, passage: str, nugget: str) -> JudgeRequest[EntailmentLabel]:
+    """Bogus-nugget identification for the passage at a nugget's PassageKey."""
+    return JudgeRequest(
+        kind="entailment",
+        prompt_version=ENTAILMENT_PROMPT_VERSION,
+        messages=entailment_messages(passage=passage, nugget=nugget),
+        response_format=entailment_response_format(),
+        parse=parse_entailment,
+    )
+
+
+def answer_request(
+    *,
+    question: str,
+    answer: str,
+    nuggets: Mapping[int, str],
+    answer_check: AnswerCheck = "nuggets",
+    gold_answers: Sequence[str] = (),
+) -> JudgeRequest[AnswerLabel]:
+    """Answer evaluation over the entailed `nuggets` (NuggetNum -> text) of one block."""
+    return JudgeRequest(
+        kind="answer",
+        prompt_version=ANSWER_PROMPT_VERSION,
+        messages=answer_messages(question=question, answer=answer, nuggets=nuggets,
+                                 answer_check=answer_check, gold_answers=gold_answers),
+        response_format=answer_response_format(nuggets.keys()),
+        parse=functools.partial(parse_answer, shown=frozenset(nuggets)),
+    )
+
+
+def input_hash(
+    *,
+    prompt_version: str,
+    model: str,
+    messages: Sequence[Mapping[str, object]],
+    decoding: DecodingParams,
+    response_format: JsonObject | None = None,
+) -> str:
+    """sha256 (hex) of a canonical JSON of everything that determines a judgment.
+
+    Canonical: sorted keys, no insignificant whitespace, UTF-8 text as is, so the same
+    input always hashes the same across processes and Python versions. The reply schema
+    is included too, so a schema change can never reuse judgments made under the old one.
+    """
+    payload = {
+        "prompt_version": prompt_version,
+        "model": model,
+        "messages": [dict(message) for message in messages],
+        "decoding": decoding.as_dict(),
+        "response_format": response_format,
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

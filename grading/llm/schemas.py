@@ -1,0 +1,87 @@
+"""JSON schemas sent as `response_format` so the server constrains the reply's shape.
+
+Both vLLM (xgrammar/guidance) and llama.cpp (llguidance or GBNF) compile these into a
+grammar, so they keep to the subset both handle well: objects with fixed, required
+properties and `additionalProperties: false`, booleans, strings, integer enums and
+`maxItems`. No `patternProperties`, no `uniqueItems`, no free-form objects.
+
+Grammars emit properties in schema order, and the order matters to a small model: the
+entailment verdict comes first (that scored best on the packaged models), the answer
+evaluation writes its reason first, then the verdict, per-nugget reasons and the
+relevant list. Every free-text field has a `maxLength` so a model that loops inside a
+string is cut short by the grammar instead of running to `max_tokens`.
+
+The answer schema is built per request from the NuggetNums shown: `nugget_reasons` is an
+object whose keys are exactly those numbers (as strings, as JSON requires) and
+`relevant` may only hold them. So even a small model cannot name a nugget it was not
+shown, and the parser (`parsing.py`) still checks everything for servers that ignore
+`response_format`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+ENTAILMENT_SCHEMA_NAME = "r2c2_entailment"
+ANSWER_SCHEMA_NAME = "r2c2_answer"
+
+REASON_MAX_LENGTH = 300
+_REASON: JsonObject = {"type": "string", "maxLength": REASON_MAX_LENGTH}
+
+ENTAILMENT_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {
+        "entailed": {"type": "boolean"},
+        "reason": _REASON,
+    },
+    "required": ["entailed", "reason"],
+    "additionalProperties": False,
+}
+
+
+def answer_schema(nugget_nums: Collection[int]) -> JsonObject:
+    """The answer-evaluation schema for a prompt that showed `nugget_nums`."""
+    numbers = sorted(set(nugget_nums))
+    keys = [str(number) for number in numbers]
+    relevant: JsonObject = {"type": "array", "items": {"type": "integer"}, "maxItems": 0}
+    if numbers:
+        relevant = {
+            "type": "array",
+            "items": {"type": "integer", "enum": numbers},
+            "maxItems": len(numbers),
+        }
+    return {
+        "type": "object",
+        "properties": {
+            "reason": dict(_REASON),
+            "correct": {"type": "boolean"},
+            "nugget_reasons": {
+                "type": "object",
+                "properties": {key: dict(_REASON) for key in keys},
+                "required": keys,
+                "additionalProperties": False,
+            },
+            "relevant": relevant,
+        },
+        "required": ["reason", "correct", "nugget_reasons", "relevant"],
+        "additionalProperties": False,
+    }
+
+
+def response_format(name: str, schema: JsonObject) -> JsonObject:
+    """Wrap `schema` as the chat-completions `response_format` parameter."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+def entailment_response_format() -> JsonObject:
+    """`response_format` for bogus-nugget identification."""
+    return response_format(ENTAILMENT_SCHEMA_NAME, copy.deepcopy(ENTAILMENT_SCHEMA))
+
+
+def answer_response_format(nugget_nums: Collection[int]) -> JsonObject:
+    """`response_format` for answer evaluation over the nuggets `nugget_nums`."""
+    return response_format(ANSWER_SCHEMA_NAME, answer_schema(nugget_nums))

@@ -1,0 +1,76 @@
+"""`python manage.py grade SLUG`: grade every pending AC run in-process and wait.
+
+The same service as the Celery task (claim, grade, finish), run here one run after
+another with the judge of the settings (vLLM, or the embedded llama.cpp judge).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from campaign.models import Campaign
+from grading.judge import JudgeUnavailable
+from grading.services import (
+    campaign_grading_queue,
+    run_claim_for_grading,
+    run_grade,
+    run_grading_finish,
+)
+from grading.setup import official_judge
+from scoring.services import campaign_score
+from submissions.models import Run
+
+
+class Command(BaseCommand):
+    help = "Grade every pending AC run of a campaign with the LLM judge, in this process."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="the campaign")
+        parser.add_argument("--all", action="store_true",
+                            help="re-grade graded runs too (only new inputs cost judge calls)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = Campaign.objects.filter(slug=options["slug"]).first()
+        if campaign is None:
+            raise CommandError(f"no campaign '{options['slug']}'")
+        run_ids = campaign_grading_queue(campaign=campaign, include_graded=options["all"])
+        if not run_ids:
+            self.stdout.write("No AC run is waiting for grading.")
+            return
+        self.stdout.write(f"Grading {len(run_ids)} run(s); starting the judge...")
+        judge = official_judge()
+        self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url}")
+        token = f"grade-command-{uuid.uuid4()}"
+        failed = 0
+        for run_id in run_ids:
+            if not run_claim_for_grading(run_id=run_id, token=token):
+                self.stdout.write(f"run {run_id}: taken by a worker meanwhile, skipped")
+                continue
+            run = Run.objects.select_related("track__campaign").get(pk=run_id)
+            started = time.perf_counter()
+            try:
+                report = run_grade(run=run, judge=judge)
+            except JudgeUnavailable as exc:
+                run_grading_finish(run=run, failed=True)
+                self.stderr.write(f"{run.name}: judge unavailable ({exc}); run marked failed")
+                failed += 1
+                continue
+            except BaseException:
+                run_grading_finish(run=run, failed=True)
+                raise
+            run_grading_finish(run=run)
+            seconds = time.perf_counter() - started
+            calls = report.entailment_calls + report.answer_calls
+            self.stdout.write(
+                f"{run.name}: {report.nuggets} nuggets, {report.answers_judged}/{report.answers}"
+                f" answers judged, {calls} judge calls in {seconds:.1f} s"
+                + (f", {report.needs_review} need review" if report.needs_review else "")
+            )
+        evaluations = campaign_score(campaign=campaign)
+        self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
+        if failed:
+            raise CommandError(f"{failed} run(s) could not be graded")

@@ -1,0 +1,141 @@
+"""Judgments: one row per distinct judge input, with provenance and an audit trail.
+
+A judgment is keyed by (campaign, kind, judge model, prompt version, input hash):
+identical inputs are judged once, across runs and re-runs, and one post-edit applies
+wherever that input occurs in the campaign (DESIGN.md sections 5 and 9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from campaign.models import Campaign
+from submissions.models import AnswerRecord, NuggetRecord
+
+
+class JudgmentKind(models.TextChoices):
+    ENTAILMENT = "entailment", "Bogus nugget identification (entailment)"
+    ANSWER = "answer", "Answer evaluation with relevant nuggets"
+
+
+class JudgmentStatus(models.TextChoices):
+    DONE = "done", "Done"
+    NEEDS_REVIEW = "needs_review", "Needs review"  # the judge's reply never parsed
+
+
+class JudgeSlot(models.TextChoices):
+    OFFICIAL = "official", "Official judge"
+    SECOND = "second", "Second judge (for agreement only)"
+
+
+class Judgment(models.Model):
+    # Judgments are shared within a campaign, whose organisers may edit them.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices)
+    judge_model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    input_hash = models.CharField(max_length=64)
+    # What the judge saw, for the review pages: passage+nugget, or question+answer+nuggets.
+    input = models.JSONField()
+    status = models.CharField(max_length=16, choices=JudgmentStatus.choices)
+    # The judge's own verdict: {"entailed": bool} or {"correct": bool, "relevant": [int]}.
+    llm_label = models.JSONField(null=True, blank=True)
+    llm_reason = models.TextField(blank=True)
+    nugget_reasons = models.JSONField(default=dict, blank=True)
+    raw_output = models.TextField(blank=True)
+    decoding = models.JSONField(default=dict, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    judged_at = models.DateTimeField(auto_now_add=True)
+    # An organiser's post-edit wins over the LLM's label (history in JudgmentEdit).
+    edited_label = models.JSONField(null=True, blank=True)
+    edited_reason = models.TextField(blank=True)
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["kind", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "kind", "judge_model", "prompt_version", "input_hash"],
+                name="judgment_once_per_input",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.input_hash[:12]} ({self.judge_model})"
+
+    @property
+    def edited(self) -> bool:
+        return self.edited_label is not None
+
+    @property
+    def label(self) -> dict[str, Any] | None:
+        """The label that counts: the organiser's edit if any, else the LLM's."""
+        label: dict[str, Any] | None = self.edited_label if self.edited else self.llm_label
+        return label
+
+    @property
+    def reason(self) -> str:
+        return self.edited_reason if self.edited else self.llm_reason
+
+
+class JudgmentEdit(models.Model):
+    """The audit trail: who changed which label, when, why, and from what."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="edits")
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    edited_at = models.DateTimeField(auto_now_add=True)
+    note = models.TextField()
+    previous_label = models.JSONField(null=True)
+    previous_reason = models.TextField(blank=True)
+    new_label = models.JSONField()
+    new_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["judgment", "edited_at", "id"]
+
+    def __str__(self) -> str:
+        return f"edit of judgment {self.judgment_id} at {self.edited_at:%Y-%m-%d %H:%M}"
+
+
+class NuggetEntailment(models.Model):
+    """Which entailment judgment decides whether a nugget record is bogus."""
+
+    nugget = models.ForeignKey(NuggetRecord, on_delete=models.CASCADE, related_name="entailments")
+    slot = models.CharField(max_length=16, choices=JudgeSlot.choices, default=JudgeSlot.OFFICIAL)
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="nugget_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["nugget", "slot"], name="one_entailment_per_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"nugget {self.nugget_id} -> {self.judgment_id}"
+
+
+class AnswerEvaluation(models.Model):
+    """Which answer judgment decides an answer's correctness and relevant nuggets."""
+
+    answer = models.ForeignKey(AnswerRecord, on_delete=models.CASCADE, related_name="evaluations")
+    slot = models.CharField(max_length=16, choices=JudgeSlot.choices, default=JudgeSlot.OFFICIAL)
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="answer_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "slot"], name="one_evaluation_per_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"answer {self.answer_id} -> {self.judgment_id}"

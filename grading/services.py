@@ -1,0 +1,327 @@
+"""Writes for grading: the R2C2 judge pipeline over one AC run, and post-edits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from campaign.models import AnswerCheck, Campaign, Question, TrackKind
+from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
+from grading.models import (
+    AnswerEvaluation,
+    JudgeSlot,
+    Judgment,
+    JudgmentEdit,
+    JudgmentKind,
+    JudgmentStatus,
+    NuggetEntailment,
+)
+from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
+from submissions.selectors import ACCEPTED_STATUSES
+
+# SQLite allows ~1000 parameters per query; stay well under it everywhere.
+QUERY_CHUNK = 500
+
+
+@dataclass
+class GradeReport:
+    """What grading one run did: how many judgments it needed and how many it asked for."""
+
+    run: Run
+    nuggets: int = 0
+    entailment_calls: int = 0
+    answers: int = 0
+    answers_judged: int = 0
+    answer_calls: int = 0
+    needs_review: int = 0
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, str, int], str]:
+    """(PRrunname, qID, PassageRank) -> passage text, from the cited runs' current versions."""
+    names = {n.pr_run_name for n in nuggets}
+    run_ids = dict(
+        Run.objects.filter(track__campaign_id=run.track.campaign_id, name__in=names,
+                           is_current=True, status__in=ACCEPTED_STATUSES)
+        .values_list("id", "name")
+    )
+    qids = {n.qid for n in nuggets}
+    passages: dict[tuple[str, str, int], str] = {}
+    rows = PassageRecord.objects.filter(run_id__in=run_ids, qid__in=qids)
+    for run_id, qid, rank, text in rows.values_list("run_id", "qid", "rank", "text").iterator():
+        passages[(run_ids[run_id], qid, rank)] = text
+    return passages
+
+
+def _ensure_judgments(
+    campaign_id: int, items: Sequence[JudgeInput], judge: Judge, batch: int
+) -> tuple[list[Judgment], int]:
+    """The judgment of each item, judging only inputs never judged before.
+
+    Returns the judgments in item order and the number of judge calls made. New
+    judgments are stored batch by batch, so progress shows while a run is graded and
+    a worker that dies loses at most one batch of work.
+    """
+    if not items:
+        return [], 0
+    identity = judge.identity
+    first = items[0].request()
+    kind, prompt_version = first.kind, first.prompt_version
+    hashes = [identity.input_hash(item) for item in items]
+    known = _judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(hashes))
+    todo: dict[str, JudgeInput] = {}
+    for item, digest in zip(items, hashes, strict=True):
+        if digest not in known and digest not in todo:
+            todo[digest] = item
+    calls = failed = 0
+    pending = list(todo.items())
+    for chunk in _chunks(pending, batch):
+        outcomes = judge.judge_many([item for _, item in chunk])
+        calls += len(chunk)
+        done = [(key, o) for key, o in zip(chunk, outcomes, strict=True) if o is not None]
+        failed += len(chunk) - len(done)
+        Judgment.objects.bulk_create(
+            [
+                Judgment(
+                    campaign_id=campaign_id, kind=kind, judge_model=identity.model,
+                    prompt_version=prompt_version,
+                    input_hash=digest, input=item.as_json(),
+                    status=JudgmentStatus.NEEDS_REVIEW if o.needs_review else JudgmentStatus.DONE,
+                    llm_label=o.label, llm_reason=o.reason, nugget_reasons=o.nugget_reasons,
+                    raw_output=o.raw_output, decoding=identity.decoding.as_dict(),
+                    prompt_tokens=o.prompt_tokens, completion_tokens=o.completion_tokens,
+                    latency_seconds=o.latency_seconds, attempts=o.attempts,
+                )
+                for (digest, item), o in done
+            ],
+            # Another worker may have judged the same input meanwhile: first one wins.
+            ignore_conflicts=True,
+        )
+    if failed:
+        # What succeeded is stored; the run is retried later and judges only the rest.
+        raise JudgeUnavailable(f"{failed} of {calls} {kind} judge call(s) failed")
+    known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
+    return [known[digest] for digest in hashes], calls
+
+
+def _judgments_by_hash(
+    campaign_id: int, kind: str, model: str, prompt_version: str, hashes: set[str]
+) -> dict[str, Judgment]:
+    found: dict[str, Judgment] = {}
+    for chunk in _chunks(sorted(hashes), QUERY_CHUNK):
+        for judgment in Judgment.objects.filter(
+            campaign_id=campaign_id, kind=kind, judge_model=model,
+            prompt_version=prompt_version, input_hash__in=chunk,
+        ):
+            found[judgment.input_hash] = judgment
+    return found
+
+
+def _link_entailments(
+    nuggets: list[NuggetRecord], judgments: list[Judgment], slot: str
+) -> None:
+    existing = {
+        link.nugget_id: link
+        for link in NuggetEntailment.objects.filter(nugget__in=nuggets, slot=slot)
+    }
+    create, update = [], []
+    for nugget, judgment in zip(nuggets, judgments, strict=True):
+        link = existing.get(nugget.pk)
+        if link is None:
+            create.append(NuggetEntailment(nugget=nugget, slot=slot, judgment=judgment))
+        elif link.judgment_id != judgment.pk:
+            link.judgment = judgment
+            update.append(link)
+    NuggetEntailment.objects.bulk_create(create, batch_size=QUERY_CHUNK)
+    NuggetEntailment.objects.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
+
+
+def _link_evaluations(
+    answers: list[AnswerRecord], judgments: list[Judgment], slot: str
+) -> None:
+    existing = {
+        link.answer_id: link
+        for link in AnswerEvaluation.objects.filter(answer__in=answers, slot=slot)
+    }
+    create, update = [], []
+    for answer, judgment in zip(answers, judgments, strict=True):
+        link = existing.get(answer.pk)
+        if link is None:
+            create.append(AnswerEvaluation(answer=answer, slot=slot, judgment=judgment))
+        elif link.judgment_id != judgment.pk:
+            link.judgment = judgment
+            update.append(link)
+    AnswerEvaluation.objects.bulk_create(create, batch_size=QUERY_CHUNK)
+    AnswerEvaluation.objects.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
+
+
+def run_grade(
+    *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 256
+) -> GradeReport:
+    """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
+
+    1. Entailment of every nugget record against the passage its PassageKey names.
+    2. Answer evaluation per question with only the entailed nuggets; a question
+       with a nugget whose entailment needs review waits until an organiser decides.
+    Inputs judged before (by this judge and prompt version) are not sent again.
+    Safe to run again, and after post-edits: only new inputs cost judge calls.
+    """
+    report = GradeReport(run=run)
+    nuggets = list(NuggetRecord.objects.filter(run=run).order_by("qid", "nugget_num"))
+    passages = _cited_passages(run, nuggets)
+    entailment_inputs = [
+        EntailmentInput(passage=passages.get((n.pr_run_name, n.qid, n.passage_rank), ""),
+                        nugget=n.text)
+        for n in nuggets
+    ]
+    campaign_id = run.track.campaign_id
+    entailments, report.entailment_calls = _ensure_judgments(
+        campaign_id, entailment_inputs, judge, batch)
+    _link_entailments(nuggets, entailments, slot)
+    report.nuggets = len(nuggets)
+
+    entailed_of: dict[int, bool | None] = {}
+    for nugget, judgment in zip(nuggets, entailments, strict=True):
+        label = judgment.label
+        entailed_of[nugget.pk] = None if label is None else bool(label["entailed"])
+    report.needs_review = sum(1 for value in entailed_of.values() if value is None)
+
+    track = run.track
+    with_gold = track.answer_check in (AnswerCheck.GOLD, AnswerCheck.BOTH)
+    questions = {
+        q.qid: q for q in Question.objects.filter(campaign_id=track.campaign_id)
+        .prefetch_related("gold_answers")
+    }
+    nuggets_of: dict[str, list[NuggetRecord]] = {}
+    for nugget in nuggets:
+        nuggets_of.setdefault(nugget.qid, []).append(nugget)
+    answers = list(AnswerRecord.objects.filter(run=run).order_by("qid"))
+    report.answers = len(answers)
+    ready: list[AnswerRecord] = []
+    answer_inputs: list[JudgeInput] = []
+    for answer in answers:
+        own = nuggets_of.get(answer.qid, [])
+        if any(entailed_of[n.pk] is None for n in own):
+            continue  # waits for an organiser's decision on a nugget
+        question = questions[answer.qid]
+        ready.append(answer)
+        answer_inputs.append(AnswerInput(
+            question=question.text, answer=answer.answer,
+            nuggets=tuple((n.nugget_num, n.text) for n in own if entailed_of[n.pk]),
+            answer_check=track.answer_check,
+            gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
+        ))
+    evaluations, report.answer_calls = _ensure_judgments(
+        campaign_id, answer_inputs, judge, batch)
+    _link_evaluations(ready, evaluations, slot)
+    report.answers_judged = len(ready)
+    report.needs_review += sum(1 for j in evaluations if j.label is None)
+    return report
+
+
+# --- post-editing -----------------------------------------------------------------
+NOTE_REQUIRED = "a note saying why the label changes is required"
+WRONG_FIELDS = "this {kind} judgment takes {expected}; found {found}"
+BAD_RELEVANT = "relevant must list NuggetNums shown to the judge ({shown}); found {found}"
+RELEVANT_WITHOUT_CORRECT = "relevant nuggets are only possible when the answer is correct"
+
+
+class EditRefused(ValueError):
+    """A post-edit that does not fit the judgment; `field` names the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _checked_label(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any]:
+    if judgment.kind == JudgmentKind.ENTAILMENT:
+        if set(changes) != {"entailed"} or not isinstance(changes["entailed"], bool):
+            raise EditRefused("entailed", WRONG_FIELDS.format(
+                kind="entailment", expected='{"entailed": true|false}', found=changes))
+        return {"entailed": changes["entailed"]}
+    if "correct" not in changes or not isinstance(changes["correct"], bool) \
+            or not set(changes) <= {"correct", "relevant"}:
+        raise EditRefused("correct", WRONG_FIELDS.format(
+            kind="answer", expected='{"correct": true|false, "relevant": [NuggetNum, ...]}',
+            found=changes))
+    relevant = changes.get("relevant", [])
+    shown = sorted(n["num"] for n in judgment.input.get("nuggets", []))
+    if not isinstance(relevant, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n in shown for n in relevant
+    ):
+        raise EditRefused("relevant", BAD_RELEVANT.format(shown=shown, found=relevant))
+    if relevant and not changes["correct"]:
+        raise EditRefused("relevant", RELEVANT_WITHOUT_CORRECT)
+    return {"correct": changes["correct"], "relevant": sorted(set(relevant))}
+
+
+@transaction.atomic
+def judgment_edit(
+    *, judgment: Judgment, user: AbstractBaseUser, changes: dict[str, Any], reason: str,
+    note: str,
+) -> Judgment:
+    """Post-edit a judgment's label (DESIGN.md section 5.4), keeping the audit trail.
+
+    The edit wins over the LLM label wherever this input occurs (every nugget record or
+    answer sharing it). Callers re-grade and re-score the affected runs.
+    """
+    if not note.strip():
+        raise EditRefused("note", NOTE_REQUIRED)
+    label = _checked_label(judgment, changes)
+    judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
+    JudgmentEdit.objects.create(
+        judgment=judgment, edited_by_id=user.pk, note=note, previous_label=judgment.label,
+        previous_reason=judgment.reason, new_label=label, new_reason=reason,
+    )
+    judgment.edited_label = label
+    judgment.edited_reason = reason
+    judgment.edited_by_id = user.pk
+    judgment.edited_at = timezone.now()
+    judgment.save()
+    return judgment
+
+
+# --- run status around grading ------------------------------------------------------
+GRADABLE = [RunStatus.VALID, RunStatus.GRADED, RunStatus.SCORED, RunStatus.FAILED]
+
+
+def run_claim_for_grading(*, run_id: int, token: str) -> bool:
+    """Take a run for grading, once: False if another task holds it or it is not gradable.
+
+    A task redelivered after its worker died carries the same token and may take its
+    run again; the work is idempotent (judgments are cached, links upserted).
+    """
+    claimable = Q(status__in=GRADABLE) | Q(status=RunStatus.GRADING, grading_token=token)
+    return bool(
+        Run.objects.filter(claimable, pk=run_id, track__kind=TrackKind.AC, is_current=True)
+        .update(status=RunStatus.GRADING, grading_token=token)
+    )
+
+
+def run_grading_finish(*, run: Run, failed: bool = False) -> None:
+    Run.objects.filter(pk=run.pk, status=RunStatus.GRADING).update(
+        status=RunStatus.FAILED if failed else RunStatus.GRADED, grading_token="",
+        graded_at=timezone.now(),
+    )
+
+
+def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
+    """The AC runs to grade: new and failed ones (and graded ones when asked)."""
+    statuses = [RunStatus.VALID, RunStatus.FAILED]
+    if include_graded:
+        statuses += [RunStatus.GRADED, RunStatus.SCORED]
+    return list(
+        Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.AC, is_current=True,
+                           status__in=statuses).order_by("pk").values_list("pk", flat=True)
+    )

@@ -1,0 +1,48 @@
+"""Which judge grades: vLLM (or any OpenAI-compatible server) or the embedded llama.cpp one.
+
+`GRADER_BASE_URL` set: that server. Unset: the embedded judge (DESIGN.md section 3),
+started once per process on 127.0.0.1 with the packaged model `GRADER_LOCAL_MODEL`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from grading.judge import OpenAIJudge
+from grading.llm.client import JudgeConfig
+
+_lock = threading.Lock()
+_embedded: dict[str, tuple[str, str]] = {}
+
+
+def _embedded_server() -> tuple[str, str]:
+    """(base_url, model) of this process's embedded judge, starting it on first use."""
+    from grading.embedded.server import EmbeddedJudge
+
+    with _lock:
+        name = settings.GRADER_LOCAL_MODEL
+        if name not in _embedded:
+            server = EmbeddedJudge(name, var_dir=Path(settings.VAR_DIR))
+            server.start()  # installs the packaged model on first use
+            atexit.register(server.stop)
+            _embedded[name] = (server.base_url, server.model)
+        return _embedded[name]
+
+
+def judge_config() -> JudgeConfig:
+    if settings.GRADER_BASE_URL:
+        base_url, model = settings.GRADER_BASE_URL, settings.GRADER_MODEL
+    else:
+        base_url, model = _embedded_server()
+    return JudgeConfig(
+        base_url=base_url, model=model or "default", api_key=settings.GRADER_API_KEY,
+        concurrency=settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
+    )
+
+
+def official_judge() -> OpenAIJudge:
+    return OpenAIJudge(judge_config())

@@ -1,0 +1,44 @@
+"""Celery tasks for grading: thin; claim the run, call the service, record the outcome."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+
+from grading.judge import JudgeUnavailable
+from grading.services import run_claim_for_grading, run_grade, run_grading_finish
+from grading.setup import official_judge
+from scoring.tasks import enqueue_scoring
+from submissions.models import Run, RunStatus
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
+    """Grade one AC run. Redelivered or repeated, it does no work twice."""
+    token = str(self.request.id)
+    if not run_claim_for_grading(run_id=run_id, token=token):
+        logger.info("run %s is not waiting for grading (or another task has it)", run_id)
+        return None
+    run = Run.objects.select_related("track__campaign").get(pk=run_id)
+    try:
+        report = run_grade(run=run, judge=official_judge())
+    except JudgeUnavailable as exc:
+        if self.request.retries < self.max_retries:
+            # The run stays claimed by this task id: the retry takes it again.
+            raise self.retry(exc=exc, countdown=min(600, 30 * 2 ** self.request.retries)) from exc
+        run_grading_finish(run=run, failed=True)
+        raise
+    except Exception:
+        run_grading_finish(run=run, failed=True)
+        raise
+    run_grading_finish(run=run)
+    campaign = run.track.campaign
+    scoring = None
+    if not Run.objects.filter(track__campaign=campaign, status=RunStatus.GRADING).exists():
+        scoring = enqueue_scoring(campaign.pk)  # the last run of a round: fresh leaderboards
+    return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
+            "needs_review": report.needs_review, "scoring_task": scoring}

@@ -1,0 +1,156 @@
+"""REST API v1 for scoring and leaderboards (DESIGN.md sections 8 and 9). Thin views."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, permissions, renderers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaign.models import Campaign, Role, TrackKind
+from campaign.selectors import campaign_role
+from config.api_errors import authenticated_user
+from grading.selectors import ac_runs
+from scoring.exports import (
+    leaderboard_latex,
+    leaderboards_csv,
+    marked_runs_zip,
+    qrels_text,
+    res_zip,
+)
+from scoring.models import Evaluation
+from scoring.selectors import (
+    campaign_qrels,
+    leaderboard,
+    leaderboards_visible,
+    run_scores_visible,
+)
+from scoring.services import evaluation_publish, evaluation_unpublish
+from scoring.tasks import enqueue_scoring
+from submissions.models import Run
+from submissions.selectors import run_for_user
+
+ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
+NO_SCORES = "no scores of run {id} that you may see yet"
+
+
+class CsvRenderer(renderers.BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: object, accepted_media_type: str | None = None,
+               renderer_context: object = None) -> bytes:
+        return data.encode() if isinstance(data, str) else str(data).encode()
+
+
+def _organiser_campaign(request: Request, slug: str) -> Campaign:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+        raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
+    return campaign
+
+
+class LeaderboardsView(APIView):
+    permission_classes = [permissions.AllowAny]
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CsvRenderer]
+
+    @extend_schema(summary="Leaderboards you may see (published; organisers: all)",
+                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"])])
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        boards = leaderboards_visible(campaign=campaign, user=request.user, now=timezone.now())
+        if request.accepted_renderer.format == "csv":
+            return Response(leaderboards_csv(boards), content_type="text/csv; charset=utf-8",
+                            headers={"Content-Disposition":
+                                     f'attachment; filename="{slug}-leaderboards.csv"'})
+        return Response({"leaderboards": boards})
+
+
+class PublishView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, summary="Publish a track's latest leaderboard "
+                   "(DELETE withdraws it)")
+    def post(self, request: Request, slug: str, track: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track) \
+            .order_by("-computed_at", "-id").first()
+        if evaluation is None:
+            raise exceptions.NotFound(f"track {track} of {slug} has not been scored yet")
+        evaluation_publish(evaluation=evaluation, user=authenticated_user(request))
+        return Response(leaderboard(evaluation=evaluation))
+
+    def delete(self, request: Request, slug: str, track: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        for evaluation in Evaluation.objects.filter(track__campaign=campaign, track__slug=track,
+                                                    published_at__isnull=False):
+            evaluation_unpublish(evaluation=evaluation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ScoringView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, summary="Recompute every leaderboard (queued for a worker)")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = _organiser_campaign(request, slug)
+        task_id = enqueue_scoring(campaign.pk)
+        return Response({"detail": f"scoring of {slug} queued", "task": task_id},
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class RunScoresView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(summary="A run's aggregate and per-question scores")
+    def get(self, request: Request, run_id: int) -> Response:
+        now = timezone.now()
+        run = run_for_user(run_id=run_id, user=request.user, now=now)
+        score = run_scores_visible(run=run, user=request.user, now=now) if run else None
+        if run is None or score is None:
+            raise exceptions.NotFound(NO_SCORES.format(id=run_id))
+        return Response({"run": run.name, "evaluation": score.evaluation_id,
+                         "computed_at": score.evaluation.computed_at,
+                         "aggregates": score.aggregates, "per_question": score.per_question,
+                         "incomplete_questions": score.incomplete_questions})
+
+
+class QrelsView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/plain"): bytes}, summary="Derived PR qrels")
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        campaign = _organiser_campaign(request, slug)
+        return HttpResponse(qrels_text(campaign_qrels(campaign=campaign)),
+                            content_type="text/plain; charset=utf-8")
+
+
+class ExportView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "application/octet-stream"): bytes},
+                   summary="Exports: res.zip, marked.zip, leaderboards.tex")
+    def get(self, request: Request, slug: str, name: str) -> HttpResponse:
+        campaign = _organiser_campaign(request, slug)
+        if name == "res.zip":
+            runs = Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.PR,
+                                      is_current=True).exclude(status="invalid")
+            body, kind = res_zip(runs.order_by("name")), "application/zip"
+        elif name == "marked.zip":
+            body, kind = marked_runs_zip(ac_runs(campaign=campaign)), "application/zip"
+        elif name == "leaderboards.tex":
+            boards = leaderboards_visible(campaign=campaign, user=request.user,
+                                          now=timezone.now())
+            body = "\n".join(leaderboard_latex(board) for board in boards).encode()
+            kind = "application/x-tex"
+        else:
+            raise exceptions.NotFound(
+                f"no export {name!r}; expected res.zip, marked.zip or leaderboards.tex")
+        response = HttpResponse(body, content_type=kind)
+        response["Content-Disposition"] = f'attachment; filename="{slug}-{name}"'
+        return response

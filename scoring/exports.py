@@ -1,0 +1,120 @@
+"""Organiser exports: leaderboard CSV and LaTeX tables, qrels, res files, marked runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from collections.abc import Iterable
+from typing import Any
+
+from grading.selectors import marked_run
+from scoring.measures import pr_qrels_lines
+from submissions.formats.marked_ac_run import write_marked_ac_run
+from submissions.models import PassageRecord, Run
+
+AC_COLUMNS = ["accuracy", "nugget_precision", "r_o", "r_u", "hmr", "ece", "brier"]
+PR_COLUMNS = ["ndcg@10", "ndcg@20", "q_measure", "nerr@10"]
+SIGNIFICANCE_LEVEL = 0.05
+
+
+def columns_of(board: dict[str, Any]) -> list[str]:
+    return AC_COLUMNS if board["kind"] == "ac" else PR_COLUMNS
+
+
+def leaderboards_csv(boards: Iterable[dict[str, Any]]) -> str:
+    """One CSV: a row per (track, run), full precision."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["track", "run", "team", *AC_COLUMNS, *PR_COLUMNS, "computed_at", "judge"])
+    for board in boards:
+        for row in board["rows"]:
+            writer.writerow([board["track"], row["run"], row["team"],
+                             *[row.get(c, "") for c in AC_COLUMNS],
+                             *[row.get(c, "") for c in PR_COLUMNS],
+                             board["computed_at"], board["judge"]])
+    return out.getvalue()
+
+
+def _latex_escape(text: str) -> str:
+    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"),
+                          ("$", r"\$"), ("#", r"\#"), ("_", r"\_"), ("{", r"\{"),
+                          ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def leaderboard_latex(board: dict[str, Any]) -> str:
+    """A LaTeX table for an overview paper, runs ranked; a run's last column lists the
+    runs it beats significantly (randomised Tukey HSD, B = 5000, p < 0.05)."""
+    columns = columns_of(board)
+    rows = board["rows"]
+    number = {row["run"]: index for index, row in enumerate(rows, 1)}
+    beats: dict[str, list[int]] = {row["run"]: [] for row in rows}
+    for pair in board["statistics"].get("hsd", []):
+        if pair["p_value"] < SIGNIFICANCE_LEVEL and pair["a"] in number and pair["b"] in number:
+            winner, loser = (pair["a"], pair["b"]) if pair["difference"] > 0 else (pair["b"],
+                                                                                   pair["a"])
+            beats[winner].append(number[loser])
+    measure = board["statistics"].get("measure", "")
+    header = " & ".join(["\\#", "Run", *[_latex_escape(c) for c in columns],
+                         "$>$ (HSD)"])
+    lines = [
+        "\\begin{table}[t]",
+        "\\centering",
+        f"\\caption{{{_latex_escape(board['track'].upper())} runs ({_latex_escape(board['judge'])}"
+        f"). Last column: runs significantly worse in {_latex_escape(measure)} "
+        f"(randomised Tukey HSD, B = {board['statistics'].get('hsd_permutations', 5000)}, "
+        f"$p < {SIGNIFICANCE_LEVEL}$).}}",
+        f"\\label{{tab:{board['track']}}}",
+        "\\begin{tabular}{rl" + "r" * len(columns) + "l}",
+        "\\hline",
+        header + " \\\\",
+        "\\hline",
+    ]
+    for row in rows:
+        cells = [str(number[row["run"]]), _latex_escape(row["run"])]
+        cells += [f"{row[c]:.4f}" if isinstance(row.get(c), float | int) else "--"
+                  for c in columns]
+        cells.append(", ".join(str(n) for n in sorted(beats[row["run"]])) or "--")
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
+def qrels_text(qrels: dict[str, dict[str, int]]) -> str:
+    lines = pr_qrels_lines(qrels)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def res_zip(runs: Iterable[Run]) -> bytes:
+    """A res file per PR run: its PassageKeys in rank order, trec_eval run format."""
+    from submissions.formats.pr_run import PassageRecord as PassageLine
+    from submissions.formats.res import write_pr_res
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for run in runs:
+            out = io.StringIO()
+            records = [PassageLine(qid, rank, doc_id, "")
+                       for qid, rank, doc_id in PassageRecord.objects.filter(run=run)
+                       .order_by("qid", "rank").values_list("qid", "rank", "doc_id")]
+            write_pr_res(records, run.name, out)
+            archive.writestr(f"{run.name}.res", out.getvalue())
+    return buffer.getvalue()
+
+
+def marked_runs_zip(runs: Iterable[Run]) -> bytes:
+    """Every marked AC run, with each answer's verdict in a companion TSV."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for run in runs:
+            blocks = marked_run(run=run)
+            out = io.StringIO()
+            write_marked_ac_run([b.marked for b in blocks], out)
+            archive.writestr(f"{run.name}.marked", out.getvalue())
+            verdicts = "qid\tcorrect\n" + "".join(
+                f"{b.marked.qid}\t{'' if b.correct is None else int(b.correct)}\n"
+                for b in blocks)
+            archive.writestr(f"{run.name}.answers.tsv", verdicts)
+    return buffer.getvalue()

@@ -1,0 +1,31 @@
+"""`python manage.py score SLUG`: recompute every leaderboard of a campaign."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from campaign.models import Campaign
+from scoring.selectors import leaderboard
+from scoring.services import campaign_score
+
+
+class Command(BaseCommand):
+    help = "Score every track of a campaign from its current judgments (a new snapshot each)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="the campaign")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = Campaign.objects.filter(slug=options["slug"]).first()
+        if campaign is None:
+            raise CommandError(f"no campaign '{options['slug']}'")
+        for evaluation in campaign_score(campaign=campaign):
+            board = leaderboard(evaluation=evaluation)
+            self.stdout.write(f"Track {board['track']}: {len(board['rows'])} run(s) scored "
+                              f"(evaluation {evaluation.pk}, judge: {board['judge'] or '-'})")
+            for row in board["rows"]:
+                shown = {k: round(v, 4) for k, v in row.items()
+                         if isinstance(v, float)}
+                self.stdout.write(f"  {row['run']:<16} {shown}")

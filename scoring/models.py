@@ -1,0 +1,61 @@
+"""Evaluation snapshots: the scores of every run of a track, traceable to their judgments."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from campaign.models import Track
+from submissions.models import Run
+
+
+class Evaluation(models.Model):
+    """One scoring of a track: every current run's scores at one moment.
+
+    Each snapshot records the judge behind it, how many judgments organisers had edited,
+    and a fingerprint of every label it used, so a published leaderboard can always be
+    traced to its judgments. Re-scoring unchanged judgments gives identical numbers
+    (and the same fingerprint).
+    """
+
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="evaluations")
+    computed_at = models.DateTimeField(auto_now_add=True)
+    judge = models.CharField(max_length=300, blank=True, help_text="model / prompt versions")
+    edited_judgments = models.PositiveIntegerField(default=0)
+    needs_review = models.PositiveIntegerField(default=0)
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of the labels used")
+    questions = models.PositiveIntegerField(default=0)
+    # Statistics over the topic-by-run matrix of the main measure (CIs, Tukey HSD, ANOVA).
+    statistics = models.JSONField(default=dict, blank=True)
+    qrels = models.JSONField(default=dict, blank=True, help_text="PR: derived qrels used")
+    published_at = models.DateTimeField(null=True, blank=True)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["track", "-computed_at", "-id"]
+        get_latest_by = "computed_at"
+
+    def __str__(self) -> str:
+        return f"{self.track} scored {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class RunScore(models.Model):
+    """One run's aggregate and per-question scores in an evaluation."""
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="scores")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
+    aggregates = models.JSONField()
+    per_question = models.JSONField(help_text="measure -> qid -> value")
+    incomplete_questions = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["evaluation", "run__name"]
+        constraints = [
+            models.UniqueConstraint(fields=["evaluation", "run"], name="one_score_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} in {self.evaluation_id}"

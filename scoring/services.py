@@ -1,0 +1,197 @@
+"""Writes for scoring: evaluate every track of a campaign into a snapshot; publish it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from campaign.models import Campaign, Track, TrackKind
+from grading.models import JudgeSlot, Judgment
+from grading.selectors import JudgedAnswerBlock, marked_run
+from scoring.measures import (
+    JudgedAnswer,
+    randomised_tukey_hsd,
+    score_ac_run,
+    score_pr_run,
+)
+from scoring.measures.stats import mean_ci, two_way_anova
+from scoring.models import Evaluation, RunScore
+from scoring.selectors import derived_qrels, graded_ac_runs
+from submissions.models import PassageRecord, Run, RunStatus
+
+# The measure each track's statistics (CIs, Tukey HSD) are computed on.
+MAIN_MEASURE = {TrackKind.AC: "nugget_precision", TrackKind.PR: "ndcg@10"}
+HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
+HSD_SEED = 20260401  # fixed: re-scoring the same judgments gives the same p-values
+GRADED = [RunStatus.GRADED, RunStatus.SCORED]
+
+
+def _judge_summary(runs: Sequence[Run]) -> tuple[str, int]:
+    """'model (prompt versions)' of the judgments behind `runs`, and how many were edited."""
+    judgments = {
+        j.pk: j for j in Judgment.objects.filter(
+            Q(nugget_links__nugget__run__in=runs, nugget_links__slot=JudgeSlot.OFFICIAL)
+            | Q(answer_links__answer__run__in=runs, answer_links__slot=JudgeSlot.OFFICIAL)
+        ).distinct()
+    }
+    models = sorted({j.judge_model for j in judgments.values()})
+    versions = sorted({j.prompt_version for j in judgments.values()})
+    judge = f"{', '.join(models)} ({', '.join(versions)})" if models else ""
+    return judge, sum(1 for j in judgments.values() if j.edited)
+
+
+def _fingerprint(payload: Any) -> str:
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _statistics(run_names: list[str], matrix: list[list[float]]) -> dict[str, Any]:
+    """Mean with 95% CI per run; randomised Tukey HSD and two-way ANOVA over all runs."""
+    stats: dict[str, Any] = {"ci": {}, "hsd": [], "anova": None}
+    if not matrix or not run_names:
+        return stats
+    scores = np.asarray(matrix, dtype=np.float64)  # topics x runs
+    for index, name in enumerate(run_names):
+        if scores.shape[0] >= 2:
+            ci = mean_ci(scores[:, index])
+            stats["ci"][name] = {"mean": ci.mean, "lower": ci.lower, "upper": ci.upper}
+    if len(run_names) >= 2:
+        hsd = randomised_tukey_hsd(scores, run_names=run_names,
+                                   n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
+        stats["hsd"] = [
+            {"a": pair.run_a, "b": pair.run_b, "difference": pair.difference,
+             "p_value": pair.p_value}
+            for pair in hsd.pairs()
+        ]
+        stats["hsd_permutations"] = HSD_PERMUTATIONS
+        if scores.shape[0] >= 2:
+            anova = two_way_anova(scores)
+            stats["anova"] = {"residual_variance": anova.residual_variance,
+                              "f_system": anova.f_system, "p_system": anova.p_system}
+    return stats
+
+
+def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer], int]:
+    """Judged answers of the complete blocks; blocks waiting for review count as missing."""
+    answers, incomplete = {}, 0
+    for block in blocks:
+        if not block.complete or block.correct is None:
+            incomplete += 1
+            continue
+        answers[block.marked.qid] = JudgedAnswer(
+            correct=block.correct, confidence=block.marked.confidence,
+            marks=tuple(m.mark for m in block.marked.nuggets),
+        )
+    return answers, incomplete
+
+
+@transaction.atomic
+def track_score_ac(*, track: Track, qids: list[str],
+                   blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run]) -> Evaluation:
+    """Score every graded AC run of the track (DESIGN.md section 6) into a new snapshot."""
+    judge, edited = _judge_summary(runs)
+    evaluation = Evaluation.objects.create(track=track, judge=judge, edited_judgments=edited,
+                                           questions=len(qids), fingerprint="")
+    labels: dict[str, Any] = {}
+    names, columns, needs_review = [], [], 0
+    for run in runs:
+        answers, incomplete = _ac_answers(blocks_of[run.pk])
+        needs_review += incomplete
+        scores = score_ac_run(qids=qids, answers=answers)
+        per_question = {
+            "correct": {q.qid: float(q.correct) for q in scores.questions},
+            "nugget_precision": {q.qid: q.nugget_precision for q in scores.questions},
+            "confidence": {q.qid: q.probability for q in scores.questions},
+        }
+        RunScore.objects.create(evaluation=evaluation, run=run,
+                                aggregates=scores.leaderboard_row(), per_question=per_question,
+                                incomplete_questions=incomplete)
+        labels[run.name] = {qid: [a.correct, a.confidence, list(a.marks)]
+                            for qid, a in answers.items()}
+        names.append(run.name)
+        columns.append([per_question["nugget_precision"][qid] for qid in qids])
+    matrix = [list(row) for row in zip(*columns, strict=True)] if columns else []
+    evaluation.statistics = _statistics(names, matrix)
+    evaluation.statistics["measure"] = MAIN_MEASURE[TrackKind.AC]
+    evaluation.needs_review = needs_review
+    evaluation.fingerprint = _fingerprint(labels)
+    evaluation.save()
+    Run.objects.filter(pk__in=[r.pk for r in runs], status=RunStatus.GRADED).update(
+        status=RunStatus.SCORED)
+    return evaluation
+
+
+@transaction.atomic
+def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]]) -> Evaluation:
+    """Score every current PR run of the track against the derived qrels."""
+    runs = list(Run.objects.filter(track=track, is_current=True,
+                                   status__in=[RunStatus.VALID, *GRADED])
+                .select_related("team").order_by("name"))
+    evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
+                                           questions=len(qrels), qrels=qrels, fingerprint="")
+    names, columns = [], []
+    relevant_qids = sorted(qrels)
+    for run in runs:
+        rankings: dict[str, list[str]] = {}
+        for qid, rank in PassageRecord.objects.filter(run=run).order_by("qid", "rank") \
+                .values_list("qid", "rank"):
+            rankings.setdefault(qid, []).append(f"{run.name}:{rank}")
+        if qrels:
+            scores = score_pr_run(qrels=qrels, rankings=rankings)
+            aggregates = scores.leaderboard_row()
+            per_question = {
+                **{f"ndcg@{k}": dict(s.per_question) for k, s in scores.ndcg.items()},
+                "q_measure": dict(scores.q_measure.per_question),
+                **{f"nerr@{k}": dict(s.per_question) for k, s in scores.nerr.items()},
+            }
+        else:
+            aggregates, per_question = {}, {}
+        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
+                                per_question=per_question)
+        names.append(run.name)
+        main = per_question.get(MAIN_MEASURE[TrackKind.PR], {})
+        columns.append([main.get(qid, 0.0) for qid in relevant_qids])
+    matrix = [list(row) for row in zip(*columns, strict=True)] if columns and qrels else []
+    evaluation.statistics = _statistics(names, matrix)
+    evaluation.statistics["measure"] = MAIN_MEASURE[TrackKind.PR]
+    evaluation.fingerprint = _fingerprint({"qrels": qrels, "runs": names})
+    evaluation.save()
+    return evaluation
+
+
+def campaign_score(*, campaign: Campaign) -> list[Evaluation]:
+    """Score every track: AC runs from their judgments, then PR runs on the derived qrels."""
+    qids = list(campaign.questions.order_by("position", "qid").values_list("qid", flat=True))
+    ac_runs = graded_ac_runs(campaign=campaign)
+    blocks = {run.pk: marked_run(run=run) for run in ac_runs}
+    evaluations = []
+    for track in campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"):
+        runs = [run for run in ac_runs if run.track_id == track.pk]
+        evaluations.append(track_score_ac(track=track, qids=qids, blocks_of=blocks, runs=runs))
+    qrels = derived_qrels(blocks)
+    for track in campaign.tracks.filter(kind=TrackKind.PR).order_by("slug"):
+        evaluations.append(track_score_pr(track=track, qrels=qrels))
+    return evaluations
+
+
+def evaluation_publish(*, evaluation: Evaluation, user: AbstractBaseUser) -> Evaluation:
+    """Publish a snapshot: participants see it now, the public after results_release."""
+    evaluation.published_at = timezone.now()
+    evaluation.published_by_id = user.pk
+    evaluation.save(update_fields=["published_at", "published_by"])
+    return evaluation
+
+
+def evaluation_unpublish(*, evaluation: Evaluation) -> Evaluation:
+    evaluation.published_at = None
+    evaluation.published_by = None
+    evaluation.save(update_fields=["published_at", "published_by"])
+    return evaluation

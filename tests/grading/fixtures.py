@@ -1,0 +1,64 @@
+"""Grading fixtures (a plugin of tests/conftest.py): the toy AC run, a scripted judge."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from grading.judge import OpenAIJudge
+from grading.llm.client import JudgeConfig
+from submissions.formats.marked_ac_run import parse_marked_ac_run
+from submissions.models import Run
+from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
+from tests.support import Personas, Upload, example, share_pr_runs
+
+
+def judge_from_marked_example() -> ScriptedJudge:
+    """A judge that answers as shared/examples/WASEDA-AC-1.marked says."""
+    marked = parse_marked_ac_run(io.BytesIO(example("WASEDA-AC-1.marked")))
+    assert marked.ok
+    script = ScriptedJudge()
+    for block in marked.records:
+        relevant = [m.nugget.nugget_num for m in block.nuggets if m.mark == "R"]
+        script.correct[block.answer] = bool(relevant)
+        script.relevant[block.answer] = relevant
+        for m in block.nuggets:
+            script.entailed[m.nugget.text] = m.mark != "B"
+    return script
+
+
+@pytest.fixture
+def script() -> ScriptedJudge:
+    return judge_from_marked_example()
+
+
+@pytest.fixture
+def server(script: ScriptedJudge) -> Iterator[ScriptedServer]:
+    with ScriptedServer(script) as running:
+        yield running
+
+
+def make_judge(server: ScriptedServer, **options: object) -> OpenAIJudge:
+    config = dict(base_url=server.base_url, model="scripted-judge", concurrency=4,
+                  timeout=0.5, max_retries=3, parse_attempts=2, backoff_initial=0.01,
+                  backoff_max=0.05)
+    config.update(options)
+    return OpenAIJudge(JudgeConfig(**config))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def judge(server: ScriptedServer) -> OpenAIJudge:
+    return make_judge(server)
+
+
+@pytest.fixture
+def toy_ac_run(personas: Personas, upload: Upload) -> Run:
+    """WASEDA-AC-1 of shared/examples, accepted after both PR runs were shared."""
+    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
+    share_pr_runs(personas)
+    response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
+    assert response.status_code == 201, response.json()
+    return Run.objects.get(pk=response.json()["id"])
