@@ -9,6 +9,7 @@ on PostgreSQL (`DATABASE_URL`), Redis/RabbitMQ (`CELERY_BROKER_URL`) and S3/MinI
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory, so a Celery worker in another process can share the test
     # database; and a busy timeout, as the web process and workers write concurrently.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    # One file per test process, so two test sessions on one machine never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

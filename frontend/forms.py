@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 
 from campaign.models import Campaign
+from grading.models import Judgment
 
 
 class RunUploadForm(forms.Form):
@@ -26,3 +27,86 @@ class RunUploadForm(forms.Form):
             (track.slug, f"{track.slug} ({track.get_kind_display()})")
             for track in campaign.tracks.all()
         ]
+
+
+YES_NO = [("true", "Yes"), ("false", "No")]
+ANY_YES_NO = [("", "Any"), *YES_NO]
+
+
+def _flag(value: str) -> bool | None:
+    return {"true": True, "false": False}.get(value)
+
+
+class JudgmentFilterForm(forms.Form):
+    run = forms.ChoiceField(label="Run", required=False)
+    qid = forms.CharField(label="Question (qID)", required=False, max_length=64)
+    kind = forms.ChoiceField(label="Kind", required=False, choices=[
+        ("", "Any"), ("entailment", "Nugget entailment"), ("answer", "Answer evaluation")])
+    label = forms.ChoiceField(label="Label (entailed / correct)", required=False,
+                              choices=ANY_YES_NO)
+    needs_review = forms.ChoiceField(label="Needs review", required=False, choices=ANY_YES_NO)
+    edited = forms.ChoiceField(label="Edited by an organiser", required=False,
+                               choices=ANY_YES_NO)
+
+    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from grading.selectors import ac_runs
+
+        names = ac_runs(campaign=campaign).values_list("name", flat=True)
+        self.fields["run"].choices = [("", "Any"), *((n, n) for n in names)]  # type: ignore[attr-defined]
+
+    def filters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "run": data.get("run") or None, "qid": data.get("qid") or None,
+            "kind": data.get("kind") or None, "label": _flag(data.get("label", "")),
+            "needs_review": _flag(data.get("needs_review", "")),
+            "edited": _flag(data.get("edited", "")),
+        }
+
+
+class JudgmentEditForm(forms.Form):
+    """Change a judgment's label with a note, in one action (DESIGN.md section 5.4)."""
+
+    entailed = forms.TypedChoiceField(label="Does the passage entail the nugget?",
+                                      choices=YES_NO, coerce=lambda v: v == "true",
+                                      widget=forms.RadioSelect, required=False)
+    correct = forms.TypedChoiceField(label="Is the answer correct?", choices=YES_NO,
+                                     coerce=lambda v: v == "true", widget=forms.RadioSelect,
+                                     required=False)
+    relevant = forms.TypedMultipleChoiceField(
+        label="Relevant nuggets (helped to deduce a correct answer)", required=False,
+        coerce=int, widget=forms.CheckboxSelectMultiple)
+    reason = forms.CharField(label="Reason (shown with the label)", required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}))
+    note = forms.CharField(label="Note for the audit trail (why the label changes)",
+                           widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args: Any, judgment: Judgment, **kwargs: Any) -> None:
+        label = judgment.label or {}
+        initial: dict[str, Any] = {"reason": judgment.reason}
+        del_fields: tuple[str, ...]
+        if judgment.kind == "entailment":
+            initial["entailed"] = "true" if label.get("entailed") else "false"
+            del_fields = ("correct", "relevant")
+        else:
+            initial["correct"] = "true" if label.get("correct") else "false"
+            initial["relevant"] = label.get("relevant", [])
+            del_fields = ("entailed",)
+        kwargs["initial"] = initial
+        super().__init__(*args, **kwargs)
+        self.judgment = judgment
+        for name in del_fields:
+            del self.fields[name]
+        if "relevant" in self.fields:
+            self.fields["relevant"].choices = [  # type: ignore[attr-defined]
+                (n["num"], f"[{n['num']}] {n['text']}")
+                for n in judgment.input.get("nuggets", [])]
+        required = "entailed" if judgment.kind == "entailment" else "correct"
+        self.fields[required].required = True
+
+    def changes(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        if self.judgment.kind == "entailment":
+            return {"entailed": data["entailed"]}
+        return {"correct": data["correct"], "relevant": list(data.get("relevant") or [])}

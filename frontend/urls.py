@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views
+from frontend import organiser, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +12,13 @@ urlpatterns = [
     path("campaigns/<slug:slug>/", views.campaign_home, name="campaign-home"),
     path("campaigns/<slug:slug>/runs/", views.campaign_runs, name="campaign-runs"),
     path("campaigns/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
+    path("campaigns/<slug:slug>/dashboard/", organiser.dashboard, name="dashboard"),
+    path("campaigns/<slug:slug>/dashboard/grade/", organiser.start_grading, name="start-grading"),
+    path("campaigns/<slug:slug>/dashboard/score/", organiser.start_scoring, name="start-scoring"),
+    path("campaigns/<slug:slug>/dashboard/publish/<slug:track>/", organiser.publish,
+         name="publish"),
+    path("campaigns/<slug:slug>/judgments/", organiser.judgments, name="judgments"),
+    path("judgments/<int:judgment_id>/", organiser.judgment_detail, name="judgment-detail"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]

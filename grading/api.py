@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-import uuid
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,6 +19,7 @@ from grading.models import Judgment
 from grading.selectors import grading_progress, judgment_items, marked_run, runs_using
 from grading.serializers import JudgmentEditSerializer, judgment_item_json, run_progress_json
 from grading.services import EditRefused, campaign_grading_queue, judgment_edit
+from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 
@@ -33,19 +31,6 @@ def _organiser_campaign(request: Request, slug: str) -> Campaign:
     if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
         raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
     return campaign
-
-
-def _enqueue_grading(run_ids: list[int]) -> list[str]:
-    """Queue a grading task per run once the transaction commits; returns the task ids."""
-    from grading.tasks import grade_run
-
-    def send(run_id: int, task_id: str) -> None:
-        grade_run.apply_async(args=(run_id,), task_id=task_id)
-
-    task_ids = [str(uuid.uuid4()) for _ in run_ids]
-    for run_id, task_id in zip(run_ids, task_ids, strict=True):
-        transaction.on_commit(functools.partial(send, run_id, task_id))
-    return task_ids
 
 
 def _flag(value: str | None) -> bool | None:
@@ -71,7 +56,7 @@ class GradingView(APIView):
         campaign = _organiser_campaign(request, slug)
         run_ids = campaign_grading_queue(
             campaign=campaign, include_graded=_flag(request.query_params.get("all")) is True)
-        tasks = _enqueue_grading(run_ids)
+        tasks = enqueue_grading(run_ids)
         names = dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "name"))
         return Response({"detail": f"{len(run_ids)} run(s) queued for grading",
                          "runs": [names[pk] for pk in run_ids], "tasks": tasks},
@@ -134,7 +119,7 @@ class JudgmentDetailView(APIView):
                              "errors": [{"field": refused.field, "message": str(refused)}]},
                             status=status.HTTP_400_BAD_REQUEST)
         # Edited labels change the answer step's input and the scores: grade again.
-        _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
+        enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
         return Response(_judgment_detail(judgment))
 
 

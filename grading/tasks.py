@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import uuid
 from typing import Any
 
 from celery import shared_task
+from django.db import transaction
 
 from grading.judge import JudgeUnavailable
 from grading.services import run_claim_for_grading, run_grade, run_grading_finish
@@ -42,3 +45,15 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         scoring = enqueue_scoring(campaign.pk)  # the last run of a round: fresh leaderboards
     return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
             "needs_review": report.needs_review, "scoring_task": scoring}
+
+
+def enqueue_grading(run_ids: list[int]) -> list[str]:
+    """Queue a grading task per run once the transaction commits; returns the task ids."""
+
+    def send(run_id: int, task_id: str) -> None:
+        grade_run.apply_async(args=(run_id,), task_id=task_id)
+
+    task_ids = [str(uuid.uuid4()) for _ in run_ids]
+    for run_id, task_id in zip(run_ids, task_ids, strict=True):
+        transaction.on_commit(functools.partial(send, run_id, task_id))
+    return task_ids

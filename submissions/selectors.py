@@ -101,3 +101,19 @@ def shared_pr_runs_bundle(*, campaign: Campaign, now: datetime) -> IO[bytes]:
                     target.write(chunk)
     bundle.seek(0)
     return bundle
+
+
+def runs_by_team(*, campaign: Campaign) -> list[tuple[Team, dict[str, list[Run]]]]:
+    """Every team with its current runs per track slug (the organiser's overview)."""
+    current = Run.objects.filter(track__campaign=campaign, is_current=True).select_related(
+        "track").order_by("name")
+    by_team: dict[int, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
+    for run in current:
+        by_team[run.team_id][run.track.slug].append(run)
+    return [(team, dict(by_team.get(team.pk, {}))) for team in campaign.teams.order_by("name")]
+
+
+def invalid_uploads(*, campaign: Campaign, limit: int = 50) -> QuerySet[Run]:
+    """The latest uploads that failed validation, newest first."""
+    return Run.objects.filter(track__campaign=campaign, status=RunStatus.INVALID).select_related(
+        "team", "track", "uploaded_by").order_by("-created_at")[:limit]

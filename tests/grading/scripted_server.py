@@ -37,8 +37,9 @@ class ScriptedJudge:
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str]:
         """(status, chat completion or error body, the content) for one request."""
         user = body["messages"][-1]["content"]
-        if "NUGGET:\n" in user:
-            key = user.split("NUGGET:\n", 1)[1].strip()
+        if user.startswith("PASSAGE:"):
+            # The nugget is the last labelled section (passages hold no line breaks).
+            key = user.rsplit("\n\n", 1)[1].split("\n", 1)[1].strip()
             content = {"reason": "scripted", "entailed": self.entailed.get(key, True)}
         else:
             key = user.split("ANSWER:\n", 1)[1].split("\n\nNUGGETS:", 1)[0].strip()

@@ -1,0 +1,143 @@
+"""Organiser pages: the dashboard and judgment review. Organisers only; thin views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from campaign.models import Campaign, Role
+from campaign.selectors import campaign_role
+from frontend.forms import JudgmentEditForm, JudgmentFilterForm
+from grading.models import Judgment
+from grading.selectors import grading_progress, judgment_items, runs_using
+from grading.services import EditRefused, campaign_grading_queue, judgment_edit
+from grading.tasks import enqueue_grading
+from scoring.models import Evaluation
+from scoring.services import evaluation_publish
+from scoring.tasks import enqueue_scoring
+from submissions.selectors import invalid_uploads, runs_by_team
+
+PAGE_SIZE = 50
+
+
+def _organiser_campaign(request: HttpRequest, slug: str) -> Campaign:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+        # Not a 403: who organises what is no business of other people.
+        raise Http404("No such campaign page.")
+    return campaign
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)  # login_required ran first
+    return request.user
+
+
+@login_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    latest = {
+        track.slug: Evaluation.objects.filter(track=track).order_by("-computed_at", "-id").first()
+        for track in campaign.tracks.order_by("slug")
+    }
+    context = {
+        "campaign": campaign,
+        "tracks": list(campaign.tracks.order_by("slug")),
+        "teams": runs_by_team(campaign=campaign),
+        "invalid": invalid_uploads(campaign=campaign),
+        "progress": grading_progress(campaign=campaign),
+        "pending": len(campaign_grading_queue(campaign=campaign)),
+        "latest": latest,
+    }
+    return render(request, "frontend/organiser/dashboard.html", context)
+
+
+@login_required
+@require_POST
+def start_grading(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    run_ids = campaign_grading_queue(campaign=campaign,
+                                     include_graded=request.POST.get("all") == "1")
+    enqueue_grading(run_ids)
+    messages.success(request, f"{len(run_ids)} run(s) queued for grading.")
+    return redirect("dashboard", slug=slug)
+
+
+@login_required
+@require_POST
+def start_scoring(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    enqueue_scoring(campaign.pk)
+    messages.success(request, "Scoring queued: the leaderboards are recomputed in a moment.")
+    return redirect("dashboard", slug=slug)
+
+
+@login_required
+@require_POST
+def publish(request: HttpRequest, slug: str, track: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track).order_by(
+        "-computed_at", "-id").first()
+    if evaluation is None:
+        messages.error(request, f"Track {track} has not been scored yet.")
+    else:
+        evaluation_publish(evaluation=evaluation, user=_user(request))
+        messages.success(request, f"The {track} leaderboard is published.")
+    return redirect("dashboard", slug=slug)
+
+
+@login_required
+def judgments(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    form = JudgmentFilterForm(request.GET or None, campaign=campaign)
+    filters: dict[str, Any] = form.filters() if form.is_valid() else {}
+    items = judgment_items(campaign=campaign, **{k: v for k, v in filters.items()
+                                                  if k != "label"})
+    if filters.get("label") is not None:
+        items = [i for i in items if (i.judgment.label or {}).get(
+            "entailed" if i.judgment.kind == "entailment" else "correct") is filters["label"]]
+    page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+    review_count = len(judgment_items(campaign=campaign, needs_review=True))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"campaign": campaign, "form": form, "page": page, "review_count": review_count,
+               "query": query.urlencode(), "total": len(items)}
+    return render(request, "frontend/organiser/judgments.html", context)
+
+
+@login_required
+def judgment_detail(request: HttpRequest, judgment_id: int) -> HttpResponse:
+    judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
+    _organiser_campaign(request, judgment.campaign.slug)
+    form = JudgmentEditForm(request.POST or None, judgment=judgment)
+    if request.method == "POST" and form.is_valid():
+        try:
+            judgment_edit(judgment=judgment, user=_user(request), changes=form.changes(),
+                          reason=form.cleaned_data["reason"], note=form.cleaned_data["note"])
+        except EditRefused as refused:
+            form.add_error(None, str(refused))
+        else:
+            runs = runs_using(judgment=judgment)
+            enqueue_grading([run.pk for run in runs])
+            messages.success(request, f"Judgment {judgment.pk} edited; "
+                                      f"{len(runs)} run(s) queued for re-grading.")
+            back = request.POST.get("next", "")
+            # Only back to a page of this site (no open redirect).
+            if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+                return redirect(back)
+            return redirect("judgment-detail", judgment_id=judgment.pk)
+    context = {
+        "judgment": judgment, "campaign": judgment.campaign, "form": form,
+        "history": judgment.edits.select_related("edited_by"),
+        "runs": runs_using(judgment=judgment),
+    }
+    status = 400 if form.errors else 200
+    return render(request, "frontend/organiser/judgment.html", context, status=status)

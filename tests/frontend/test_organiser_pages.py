@@ -1,0 +1,101 @@
+"""Organiser pages: the dashboard and judgment review, for organisers only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from grading.judge import OpenAIJudge
+from grading.models import Judgment, JudgmentEdit
+from grading.selectors import marked_run
+from grading.services import run_grade
+from submissions.models import Run
+from tests.support import Personas
+
+pytestmark = pytest.mark.django_db
+
+BOGUS = "The Manchurian Candidate starred Harvey Janet."
+
+
+def signed_in(personas: Personas, who: str) -> Client:
+    client = Client()
+    client.force_login(getattr(personas, who))
+    return client
+
+
+@pytest.fixture
+def graded(toy_ac_run: Run, judge: OpenAIJudge) -> Run:
+    run_grade(run=toy_ac_run, judge=judge)
+    return toy_ac_run
+
+
+@pytest.mark.parametrize("path", ["/campaigns/toy/dashboard/", "/campaigns/toy/judgments/"])
+@pytest.mark.parametrize("who", ["participant_a", "outsider"])
+def test_no_one_but_organisers_finds_the_organiser_pages(
+    personas: Personas, path: str, who: str
+) -> None:
+    assert signed_in(personas, who).get(path).status_code == 404
+
+
+def test_the_dashboard_shows_runs_failures_progress_and_exports(
+    personas: Personas, graded: Run, upload: Any
+) -> None:
+    upload("organiser", "KYOTO-PG-2", b"D001;0;Q;rank zero\n")  # PR deadline has passed
+    page = signed_in(personas, "organiser").get("/campaigns/toy/dashboard/").content.decode()
+    assert "WASEDA-AC-1" in page and "KYOTO-PG-1" in page
+    assert "KYOTO-PG-2</a>: 1 problem(s)" in page  # the validation failure
+    assert '<progress max="9" value="9"' in page
+    for export in ("/qrels/", "/exports/res.zip", "/exports/marked.zip", "?format=csv",
+                   "/exports/leaderboards.tex"):
+        assert export in page
+
+
+def test_the_grade_button_queues_the_pending_runs(
+    personas: Personas, toy_ac_run: Run, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    client = signed_in(personas, "organiser")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post("/campaigns/toy/dashboard/grade/", follow=True)
+    assert len(queued) == 1
+    assert "1 run(s) queued for grading." in response.content.decode()
+
+
+def test_judgment_review_shows_passage_and_nugget_side_by_side(
+    personas: Personas, graded: Run
+) -> None:
+    page = signed_in(personas, "organiser").get(
+        "/campaigns/toy/judgments/?kind=entailment&label=false").content.decode()
+    assert "1 judgment use(s) match." in page
+    assert BOGUS in page and "not entailed (bogus)" in page
+    assert "Laurence Harvey, Janet Leigh" in page  # the cited passage beside it
+
+
+def test_an_organiser_edits_a_label_with_a_note_in_one_action(
+    personas: Personas, graded: Run, judge: OpenAIJudge
+) -> None:
+    judgment = Judgment.objects.get(kind="entailment", input__nugget=BOGUS)
+    client = signed_in(personas, "organiser")
+    response = client.post(f"/judgments/{judgment.pk}/", {
+        "entailed": "true", "reason": "both actors are named", "note": "misread by the judge"},
+        follow=True)
+    page = response.content.decode()
+    assert "run(s) queued for re-grading" in page
+    assert "misread by the judge" in page  # the history
+    edit = JudgmentEdit.objects.get()
+    assert (edit.previous_label, edit.new_label) == ({"entailed": False}, {"entailed": True})
+    run_grade(run=graded, judge=judge)
+    marks = [m.mark for b in marked_run(run=graded) for m in b.marked.nuggets]
+    assert marks == ["R", "R", "N", "N", "R", "R"]
+
+
+def test_an_edit_without_a_note_is_refused_and_says_why(personas: Personas,
+                                                        graded: Run) -> None:
+    judgment = Judgment.objects.get(kind="entailment", input__nugget=BOGUS)
+    response = signed_in(personas, "organiser").post(
+        f"/judgments/{judgment.pk}/", {"entailed": "true", "note": ""})
+    assert response.status_code == 400
+    assert "This field is required." in response.content.decode()
+    assert not JudgmentEdit.objects.exists()
