@@ -32,6 +32,7 @@ BAD_DATE = (
     "(expected e.g. 2026-03-13T00:00:00+09:00)"
 )
 PHASE_ORDER = "{file}: phases: {later} ({b}) is before {earlier} ({a})"
+BAD_URL = "{file}: {key}: '{value}' is not an http(s) URL (expected e.g. http://vllm:8000/v1)"
 BAD_CHOICE = "{file}: {key}: '{value}' is not allowed (expected one of: {expected})"
 BAD_COUNT = "{file}: {key}: expected a whole number of at least 1, found {value!r}"
 DUPLICATE_TRACK = "{file}: tracks: duplicate track slug '{slug}'"
@@ -58,7 +59,8 @@ TOP_KEYS = (
 REQUIRED_TOP_KEYS = ("slug", "title", "phases", "tracks", "questions")
 PHASE_KEYS = ("topics_release", "pr_due", "ac_due", "results_release")
 REQUIRED_PHASE_KEYS = ("topics_release", "pr_due", "ac_due")
-TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check")
+TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
+SECOND_JUDGE_KEYS = ("base_url", "model")
 TRACK_KINDS = ("pr", "ac")
 ANSWER_CHECKS = ("nuggets", "gold", "both")
 TEAM_KEYS = ("name", "members")
@@ -84,6 +86,8 @@ class TrackSpec:
     kind: str
     max_runs_per_team: int = 4
     answer_check: str = "nuggets"
+    second_judge_base_url: str = ""
+    second_judge_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -325,13 +329,35 @@ def _read_tracks(reader: _Reader, value: Any) -> tuple[TrackSpec, ...]:
             elif answer_check not in ANSWER_CHECKS:
                 reader.add(BAD_CHOICE, key=f"{where}answer_check", value=answer_check,
                            expected=", ".join(ANSWER_CHECKS))
+        second = _read_second_judge(reader, item.get("second_judge"), f"{where}second_judge")
         if slug and kind in TRACK_KINDS and isinstance(max_runs, int):
             if any(track.slug == slug for track in tracks):
                 reader.add(DUPLICATE_TRACK, slug=slug)
                 continue
             tracks.append(TrackSpec(slug=slug, kind=kind, max_runs_per_team=max_runs,
-                                    answer_check=str(answer_check or "nuggets")))
+                                    answer_check=str(answer_check or "nuggets"),
+                                    second_judge_base_url=second[0],
+                                    second_judge_model=second[1]))
     return tuple(tracks)
+
+
+def _read_second_judge(reader: _Reader, value: Any, key: str) -> tuple[str, str]:
+    """(base_url, model) of an optional second judge: {base_url: URL, model: NAME}."""
+    if value is None:
+        return "", ""
+    if not isinstance(value, dict):
+        reader.add(WRONG_TYPE, key=key, expected="a mapping with base_url and model",
+                   found=_type_name(value))
+        return "", ""
+    reader.check_keys(value, SECOND_JUDGE_KEYS, f"{key}.")
+    base_url = reader.text(value, "base_url", f"{key}.")
+    model = reader.text(value, "model", f"{key}.")
+    for name, got in (("base_url", base_url), ("model", model)):
+        if not got:
+            reader.add(MISSING_KEY, key=f"{key}.{name}")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        reader.add(BAD_URL, key=f"{key}.base_url", value=base_url)
+    return base_url or "", model or ""
 
 
 def _read_usernames(reader: _Reader, value: Any, key: str) -> tuple[str, ...]:

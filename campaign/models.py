@@ -88,6 +88,11 @@ class Track(models.Model):
         max_length=8, choices=AnswerCheck.choices, default=AnswerCheck.NUGGETS,
         help_text="AC tracks: what the judge checks answers against.",
     )
+    # An optional second judge whose labels are stored beside the official ones, only to
+    # measure agreement (Cohen's kappa); it never changes the scores.
+    # Not a URLField: service names without a dot (http://vllm:8000/v1) are normal here.
+    second_judge_base_url = models.CharField(max_length=300, blank=True)
+    second_judge_model = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["campaign", "slug"]

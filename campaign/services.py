@@ -68,6 +68,8 @@ def _load_tracks(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
         track.kind = track_spec.kind
         track.max_runs_per_team = track_spec.max_runs_per_team
         track.answer_check = track_spec.answer_check
+        track.second_judge_base_url = track_spec.second_judge_base_url
+        track.second_judge_model = track_spec.second_judge_model
         track.full_clean()
         track.save()
     named = {track.slug for track in spec.tracks}

@@ -47,6 +47,7 @@ class JudgmentFilterForm(forms.Form):
     needs_review = forms.ChoiceField(label="Needs review", required=False, choices=ANY_YES_NO)
     edited = forms.ChoiceField(label="Edited by an organiser", required=False,
                                choices=ANY_YES_NO)
+    disagreement = forms.BooleanField(label="Second judge disagrees", required=False)
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -62,6 +63,7 @@ class JudgmentFilterForm(forms.Form):
             "kind": data.get("kind") or None, "label": _flag(data.get("label", "")),
             "needs_review": _flag(data.get("needs_review", "")),
             "edited": _flag(data.get("edited", "")),
+            "disagreement": bool(data.get("disagreement")),
         }
 
 

@@ -17,7 +17,7 @@ from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from frontend.forms import JudgmentEditForm, JudgmentFilterForm
 from grading.models import Judgment
-from grading.selectors import grading_progress, judgment_items, runs_using
+from grading.selectors import grading_progress, judge_agreement, judgment_items, runs_using
 from grading.services import EditRefused, campaign_grading_queue, judgment_edit
 from grading.tasks import enqueue_grading
 from scoring.models import Evaluation
@@ -54,6 +54,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "teams": runs_by_team(campaign=campaign),
         "invalid": invalid_uploads(campaign=campaign),
         "progress": grading_progress(campaign=campaign),
+        "agreement": judge_agreement(campaign=campaign),
         "pending": len(campaign_grading_queue(campaign=campaign)),
         "latest": latest,
     }

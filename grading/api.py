@@ -16,7 +16,13 @@ from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from config.api_errors import authenticated_user
 from grading.models import Judgment
-from grading.selectors import grading_progress, judgment_items, marked_run, runs_using
+from grading.selectors import (
+    grading_progress,
+    judge_agreement,
+    judgment_items,
+    marked_run,
+    runs_using,
+)
 from grading.serializers import JudgmentEditSerializer, judgment_item_json, run_progress_json
 from grading.services import EditRefused, campaign_grading_queue, judgment_edit
 from grading.tasks import enqueue_grading
@@ -48,6 +54,11 @@ class GradingView(APIView):
             "runs": [run_progress_json(p) for p in progress],
             "done": sum(p.done for p in progress), "total": sum(p.total for p in progress),
             "needs_review": sum(p.needs_review for p in progress),
+            "agreement": [
+                {"kind": a.kind, "between": a.between, "pairs": a.pairs,
+                 "disagreements": a.disagreements, "kappa": a.kappa}
+                for a in judge_agreement(campaign=campaign)
+            ],
         })
 
     @extend_schema(request=None, summary="Grade every pending AC run (queued for the workers)",
@@ -69,7 +80,9 @@ class JudgmentListView(APIView):
     @extend_schema(summary="Judgments of the campaign's runs", parameters=[
         OpenApiParameter("run", str), OpenApiParameter("kind", str, enum=["entailment", "answer"]),
         OpenApiParameter("qid", str), OpenApiParameter("edited", bool),
-        OpenApiParameter("needs_review", bool), OpenApiParameter("label", str,
+        OpenApiParameter("needs_review", bool),
+        OpenApiParameter("disagreement", bool, description="the second judge disagrees"),
+        OpenApiParameter("label", str,
             description="entailment: true/false (entailed); answer: true/false (correct)"),
     ])
     def get(self, request: Request, slug: str) -> Response:
@@ -82,6 +95,7 @@ class JudgmentListView(APIView):
         items = judgment_items(
             campaign=campaign, run=params.get("run"), kind=kind, qid=params.get("qid"),
             edited=_flag(params.get("edited")), needs_review=_flag(params.get("needs_review")),
+            disagreement=_flag(params.get("disagreement")) is True,
         )
         label = _flag(params.get("label"))
         if label is not None:

@@ -155,7 +155,7 @@ class JudgmentItem:
 def judgment_items(
     *, campaign: Campaign, run: str | None = None, kind: str | None = None,
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
-    slot: str = JudgeSlot.OFFICIAL,
+    slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False,
 ) -> list[JudgmentItem]:
     """Judgments of a campaign's current runs, one item per use, filtered as asked."""
     def narrowed(links: QuerySet[Any], prefix: str) -> QuerySet[Any]:
@@ -173,6 +173,10 @@ def judgment_items(
         return links.select_related("judgment", f"{prefix}__run")
 
     items: list[JudgmentItem] = []
+    if disagreement:
+        return [item for item in judgment_items(
+            campaign=campaign, run=run, kind=kind, edited=edited, needs_review=needs_review,
+            qid=qid, slot=slot) if _judges_disagree(item)]
     if kind in (None, "entailment"):
         for link in narrowed(NuggetEntailment.objects.all(), "nugget").order_by(
             "nugget__run__name", "nugget__qid", "nugget__nugget_num"
@@ -185,3 +189,77 @@ def judgment_items(
         ):
             items.append(JudgmentItem(link.judgment, link.answer.run.name, link.answer.qid, None))
     return items
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How often two sources of labels agree on one kind of judgment (Cohen's kappa)."""
+
+    kind: str
+    between: str  # "official vs second judge" or "LLM vs organisers' edits"
+    pairs: int
+    disagreements: int
+    kappa: float | None  # None when there is nothing to compare
+
+
+LABEL_FIELD = {"entailment": "entailed", "answer": "correct"}
+
+
+def _agreement(kind: str, between: str, pairs: list[tuple[bool, bool]]) -> Agreement:
+    from scoring.measures.stats import cohen_kappa
+
+    kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]) if pairs else None
+    return Agreement(kind=kind, between=between, pairs=len(pairs),
+                     disagreements=sum(1 for a, b in pairs if a != b), kappa=kappa)
+
+
+def _labels_by_record(links: QuerySet[Any], record: str) -> dict[int, dict[str, Any] | None]:
+    return {getattr(link, f"{record}_id"): link.judgment.label
+            for link in links.select_related("judgment")}
+
+
+def judge_agreement(*, campaign: Campaign) -> list[Agreement]:
+    """Official vs second judge per kind, and LLM labels vs organisers' edits per kind."""
+    result = []
+    for kind, model, record in (("entailment", NuggetEntailment, "nugget"),
+                                ("answer", AnswerEvaluation, "answer")):
+        field = LABEL_FIELD[kind]
+        links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
+                                        f"{record}__run__is_current": True})
+        official = _labels_by_record(links.filter(slot=JudgeSlot.OFFICIAL), record)
+        second = _labels_by_record(links.filter(slot=JudgeSlot.SECOND), record)
+        pairs = [(bool(official[key][field]), bool(label[field]))  # type: ignore[index]
+                 for key, label in second.items()
+                 if label is not None and official.get(key) is not None]
+        if second:
+            result.append(_agreement(kind, "official vs second judge", pairs))
+        # Every judgment the LLM labelled, against the label that counts (edited or not).
+        labelled = Judgment.objects.filter(campaign=campaign, kind=kind,
+                                           llm_label__isnull=False)
+        edits: list[tuple[bool, bool]] = []
+        for llm, edited in labelled.values_list("llm_label", "edited_label"):
+            said: dict[str, Any] = llm or {}
+            counts: dict[str, Any] = edited if edited is not None else said
+            edits.append((bool(said.get(field)), bool(counts.get(field))))
+        if edits:
+            result.append(_agreement(kind, "LLM vs organisers' edits", edits))
+    return result
+
+
+def _judges_disagree(item: JudgmentItem) -> bool:
+    """Does the second judge label this use differently from the official judgment?"""
+    kind = item.judgment.kind
+    field = LABEL_FIELD[kind]
+    model: Any = NuggetEntailment if kind == "entailment" else AnswerEvaluation
+    record = "nugget" if kind == "entailment" else "answer"
+    links: QuerySet[Any] = model.objects.filter(**{
+        "slot": JudgeSlot.SECOND, f"{record}__run__name": item.run,
+        f"{record}__run__is_current": True, f"{record}__qid": item.qid,
+        f"{record}__run__track__campaign": item.judgment.campaign_id,
+    })
+    if kind == "entailment":
+        links = links.filter(nugget__nugget_num=item.nugget_num)
+    second = links.select_related("judgment").first()
+    if second is None or second.judgment.label is None or item.judgment.label is None:
+        return False
+    return bool(second.judgment.label[field]) != bool(item.judgment.label[field])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from campaign.models import Track
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 
@@ -46,3 +47,14 @@ def judge_config() -> JudgeConfig:
 
 def official_judge() -> OpenAIJudge:
     return OpenAIJudge(judge_config())
+
+
+def second_judge(track: Track) -> OpenAIJudge | None:
+    """The track's second judge (agreement only), if one is configured."""
+    if not (track.second_judge_base_url and track.second_judge_model):
+        return None
+    return OpenAIJudge(JudgeConfig(
+        base_url=track.second_judge_base_url, model=track.second_judge_model,
+        api_key=settings.GRADER_API_KEY, concurrency=settings.GRADER_CONCURRENCY,
+        timeout=settings.GRADER_TIMEOUT,
+    ))

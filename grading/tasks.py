@@ -11,8 +11,9 @@ from celery import shared_task
 from django.db import transaction
 
 from grading.judge import JudgeUnavailable
+from grading.models import JudgeSlot
 from grading.services import run_claim_for_grading, run_grade, run_grading_finish
-from grading.setup import official_judge
+from grading.setup import official_judge, second_judge
 from scoring.tasks import enqueue_scoring
 from submissions.models import Run, RunStatus
 
@@ -29,6 +30,10 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     run = Run.objects.select_related("track__campaign").get(pk=run_id)
     try:
         report = run_grade(run=run, judge=official_judge())
+        second = second_judge(run.track)
+        if second is not None:
+            # Stored beside the official labels, for agreement only.
+            run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
     except JudgeUnavailable as exc:
         if self.request.retries < self.max_retries:
             # The run stays claimed by this task id: the retry takes it again.

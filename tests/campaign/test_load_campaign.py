@@ -95,6 +95,15 @@ class TestLoadingAGoodFile:
         assert roles == {("olga", Role.ORGANISER, None), ("alice", Role.PARTICIPANT, "WASEDA"),
                          ("bob", Role.PARTICIPANT, "KYOTO")}
 
+    def test_a_track_may_name_a_second_judge(self, tmp_path: Path) -> None:
+        doc = campaign_doc()
+        doc["tracks"][1]["second_judge"] = {"base_url": "http://vllm-b:8000/v1",
+                                            "model": "Qwen/Qwen2.5-7B-Instruct"}
+        load(write_campaign(tmp_path, doc))
+        track = Track.objects.get(slug="ac")
+        assert (track.second_judge_base_url, track.second_judge_model) == (
+            "http://vllm-b:8000/v1", "Qwen/Qwen2.5-7B-Instruct")
+
     def test_new_users_cannot_sign_in_until_given_a_password(self, tmp_path: Path) -> None:
         load(write_campaign(tmp_path))
         alice = Membership.objects.get(user__username="alice").user
@@ -255,6 +264,13 @@ PHASES = campaign_doc()["phases"]
             "{yaml}: teams[0].name: 'WASEDA 1' is not a team name (expected letters, digits, "
             "'_' and '-', starting with a letter or digit, at most 64)",
             id="team name with a space",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(tracks=[{"slug": "ac", "kind": "ac", "second_judge": {
+                "base_url": "vllm:8000", "model": "m"}}])},
+            "{yaml}: tracks[0].second_judge.base_url: 'vllm:8000' is not an http(s) URL "
+            "(expected e.g. http://vllm:8000/v1)",
+            id="second judge without a URL scheme",
         ),
         pytest.param(
             {"doc": {k: v for k, v in campaign_doc().items() if k != "title"}},

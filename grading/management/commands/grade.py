@@ -14,13 +14,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.models import Campaign
 from grading.judge import JudgeUnavailable
+from grading.models import JudgeSlot
 from grading.services import (
     campaign_grading_queue,
     run_claim_for_grading,
     run_grade,
     run_grading_finish,
 )
-from grading.setup import official_judge
+from grading.setup import official_judge, second_judge
 from scoring.services import campaign_score
 from submissions.models import Run
 
@@ -54,6 +55,9 @@ class Command(BaseCommand):
             started = time.perf_counter()
             try:
                 report = run_grade(run=run, judge=judge)
+                second = second_judge(run.track)
+                if second is not None:
+                    run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
             except JudgeUnavailable as exc:
                 run_grading_finish(run=run, failed=True)
                 self.stderr.write(f"{run.name}: judge unavailable ({exc}); run marked failed")

@@ -1,0 +1,61 @@
+"""A second judge: its labels sit beside the official ones, and agreement is reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading.judge import OpenAIJudge
+from grading.models import JudgeSlot
+from grading.selectors import judge_agreement, marked_run
+from grading.services import run_grade
+from submissions.models import Run
+from tests.grading.fixtures import judge_from_marked_example, make_judge
+from tests.grading.scripted_server import ScriptedServer
+from tests.support import Personas
+
+pytestmark = pytest.mark.django_db
+
+BOGUS = "The Manchurian Candidate starred Harvey Janet."
+TWO_TOWERS = "The Two Towers opened in December 2002."
+
+
+@pytest.fixture
+def both_judged(toy_ac_run: Run, judge: OpenAIJudge) -> Run:
+    run_grade(run=toy_ac_run, judge=judge)
+    second = judge_from_marked_example()
+    second.entailed[BOGUS] = True  # disagrees twice on entailment
+    second.entailed[TWO_TOWERS] = False
+    with ScriptedServer(second) as server:
+        run_grade(run=toy_ac_run, judge=make_judge(server, model="second-judge"),
+                  slot=JudgeSlot.SECOND)
+    return toy_ac_run
+
+
+def test_the_second_judge_never_changes_the_official_marks(both_judged: Run) -> None:
+    marks = "".join(m.mark for b in marked_run(run=both_judged) for m in b.marked.nuggets)
+    assert marks == "RRBNRR"
+    second = "".join(m.mark for b in marked_run(run=both_judged, slot=JudgeSlot.SECOND)
+                     for m in b.marked.nuggets)
+    assert second[2] != "B" and second[5] == "B"
+
+
+def test_agreement_is_cohens_kappa_per_kind(both_judged: Run, personas: Personas) -> None:
+    # Entailment labels in nugget order: official T T F T T T, second T T T T T F.
+    # p_o = 4/6; p_e = (5/6)(5/6) + (1/6)(1/6) = 26/36; kappa = (24/36 - 26/36) / (10/36)
+    # = -0.2 (Cohen 1960, "A coefficient of agreement for nominal scales").
+    agreement = {(a.kind, a.between): a for a in judge_agreement(campaign=personas.campaign)}
+    entailment = agreement[("entailment", "official vs second judge")]
+    assert (entailment.pairs, entailment.disagreements) == (6, 2)
+    assert entailment.kappa == pytest.approx(-0.2)
+    # No organiser edited anything: the LLM and the labels that count agree fully.
+    assert agreement[("entailment", "LLM vs organisers' edits")].disagreements == 0
+
+
+def test_organisers_list_where_the_judges_disagree(both_judged: Run,
+                                                   personas: Personas) -> None:
+    items = personas.client("organiser").get(
+        "/api/v1/campaigns/toy/judgments/?kind=entailment&disagreement=true").json()
+    assert sorted((i["qid"], i["nugget_num"]) for i in items) == [("D001", 3), ("D003", 2)]
+    progress = personas.client("organiser").get("/api/v1/campaigns/toy/grading/").json()
+    assert {"kind": "entailment", "between": "official vs second judge", "pairs": 6,
+            "disagreements": 2, "kappa": pytest.approx(-0.2)} in progress["agreement"]
