@@ -22,3 +22,13 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]
+
+# --- results (helper) ---
+from frontend import results  # noqa: E402
+
+urlpatterns += [
+    path("campaigns/<slug:slug>/results/", results.results, name="campaign-results"),
+    path("campaigns/<slug:slug>/results/<str:run_name>/", results.results_run,
+         name="results-run"),
+]
+# --- end results ---
