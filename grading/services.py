@@ -127,42 +127,28 @@ def _judgments_by_hash(
     return found
 
 
-def _link_entailments(
-    nuggets: list[NuggetRecord], judgments: list[Judgment], slot: str
+def _link(
+    link_model: type[NuggetEntailment] | type[AnswerEvaluation], record_field: str,
+    records: Sequence[NuggetRecord] | Sequence[AnswerRecord], judgments: list[Judgment],
+    slot: str,
 ) -> None:
+    """Point each record (nugget or answer) at its judgment in `slot`: create or update."""
+    manager: Any = link_model.objects
     existing = {
-        link.nugget_id: link
-        for link in NuggetEntailment.objects.filter(nugget__in=nuggets, slot=slot)
+        getattr(link, f"{record_field}_id"): link
+        for link in manager.filter(**{f"{record_field}__in": records, "slot": slot})
     }
     create, update = [], []
-    for nugget, judgment in zip(nuggets, judgments, strict=True):
-        link = existing.get(nugget.pk)
+    for record, judgment in zip(records, judgments, strict=True):
+        link = existing.get(record.pk)
         if link is None:
-            create.append(NuggetEntailment(nugget=nugget, slot=slot, judgment=judgment))
+            create.append(link_model(**{record_field: record, "slot": slot,
+                                        "judgment": judgment}))
         elif link.judgment_id != judgment.pk:
             link.judgment = judgment
             update.append(link)
-    NuggetEntailment.objects.bulk_create(create, batch_size=QUERY_CHUNK)
-    NuggetEntailment.objects.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
-
-
-def _link_evaluations(
-    answers: list[AnswerRecord], judgments: list[Judgment], slot: str
-) -> None:
-    existing = {
-        link.answer_id: link
-        for link in AnswerEvaluation.objects.filter(answer__in=answers, slot=slot)
-    }
-    create, update = [], []
-    for answer, judgment in zip(answers, judgments, strict=True):
-        link = existing.get(answer.pk)
-        if link is None:
-            create.append(AnswerEvaluation(answer=answer, slot=slot, judgment=judgment))
-        elif link.judgment_id != judgment.pk:
-            link.judgment = judgment
-            update.append(link)
-    AnswerEvaluation.objects.bulk_create(create, batch_size=QUERY_CHUNK)
-    AnswerEvaluation.objects.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
+    manager.bulk_create(create, batch_size=QUERY_CHUNK)
+    manager.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
 
 
 def run_grade(
@@ -187,7 +173,7 @@ def run_grade(
     campaign_id = run.track.campaign_id
     entailments, report.entailment_calls = _ensure_judgments(
         campaign_id, entailment_inputs, judge, batch)
-    _link_entailments(nuggets, entailments, slot)
+    _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
     report.nuggets = len(nuggets)
 
     entailed_of: dict[int, bool | None] = {}
@@ -223,7 +209,7 @@ def run_grade(
         ))
     evaluations, report.answer_calls = _ensure_judgments(
         campaign_id, answer_inputs, judge, batch)
-    _link_evaluations(ready, evaluations, slot)
+    _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)
     return report

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 from rest_framework.authtoken.models import Token
 
-from campaign.models import Campaign, Role
+from campaign.management.lookup import campaign_arg
+from campaign.models import Role
 
 DEMO_PASSWORD = "{username}-demo-2026"
 
@@ -23,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="the demo campaign's slug")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["slug"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign '{options['slug']}': load it first")
+        campaign = campaign_arg(options["slug"])
         lines = []
         for membership in campaign.memberships.select_related("user", "team"):
             user = membership.user

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from campaign.models import Campaign
+from campaign.management.lookup import campaign_arg
 from grading.judge import JudgeUnavailable
 from grading.models import JudgeSlot
 from grading.services import (
@@ -35,9 +35,7 @@ class Command(BaseCommand):
                             help="re-grade graded runs too (only new inputs cost judge calls)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["slug"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign '{options['slug']}'")
+        campaign = campaign_arg(options["slug"])
         run_ids = campaign_grading_queue(campaign=campaign, include_graded=options["all"])
         if not run_ids:
             self.stdout.write("No AC run is waiting for grading.")

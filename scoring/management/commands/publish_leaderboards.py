@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from campaign.models import Campaign
+from campaign.management.lookup import campaign_arg, user_arg
 from scoring.models import Evaluation
 from scoring.services import evaluation_publish
 
@@ -23,12 +22,8 @@ class Command(BaseCommand):
                             help="the organiser who publishes (kept with the snapshot)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["slug"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign '{options['slug']}'")
-        user = get_user_model().objects.filter(username=options["username"]).first()
-        if user is None:
-            raise CommandError(f"no user '{options['username']}'")
+        campaign = campaign_arg(options["slug"])
+        user = user_arg(options["username"])
         tracks = campaign.tracks.all()
         if options["track"]:
             tracks = tracks.filter(slug=options["track"])

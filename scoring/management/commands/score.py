@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from campaign.models import Campaign
+from campaign.management.lookup import campaign_arg
 from scoring.selectors import leaderboard
 from scoring.services import campaign_score
 
@@ -18,9 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="the campaign")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["slug"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign '{options['slug']}'")
+        campaign = campaign_arg(options["slug"])
         for evaluation in campaign_score(campaign=campaign):
             board = leaderboard(evaluation=evaluation)
             self.stdout.write(f"Track {board['track']}: {len(board['rows'])} run(s) scored "

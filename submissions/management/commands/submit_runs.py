@@ -12,11 +12,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from campaign.models import Campaign
+from campaign.management.lookup import campaign_arg, user_arg
 from submissions.formats.run_names import parse_run_name
 from submissions.models import Run, RunStatus
 from submissions.services import RunRefused, run_submit
@@ -34,12 +33,8 @@ class Command(BaseCommand):
                             help="exit 0 even when some files are refused or invalid")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["slug"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign '{options['slug']}'")
-        user = get_user_model().objects.filter(username=options["username"]).first()
-        if user is None:
-            raise CommandError(f"no user '{options['username']}'")
+        campaign = campaign_arg(options["slug"])
+        user = user_arg(options["username"])
         tracks = {track.kind: track for track in campaign.tracks.order_by("-slug")}
         failures = 0
         for path in options["files"]:
