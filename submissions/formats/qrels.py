@@ -9,7 +9,6 @@ unlisted passage counts as nonrelevant in nDCG anyway.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -33,7 +32,6 @@ from .common import (
     iter_text_lines,
     parse_int,
 )
-from .marked_ac_run import RELEVANT, MarkedAnswerRecord
 from .pr_run import DEFAULT_MAX_RANK
 from .run_names import is_pr_run_name
 
@@ -58,21 +56,6 @@ class QrelsRecord:
     qid: str
     passage_key: PassageKey
     grade: int
-
-
-def derive_pr_qrels(marked_answers: Iterable[MarkedAnswerRecord]) -> list[QrelsRecord]:
-    """The PR qrels implied by marked AC runs (DESIGN.md section 4).
-
-    `marked_answers`: the blocks of every marked AC run of the campaign, chained. The
-    grade of a PassageKey for a question is the number of R nuggets citing it; keys with
-    grade 0 are left out. Sorted by qID, run name and rank, so the output is stable.
-    """
-    grades: Counter[tuple[str, PassageKey]] = Counter()
-    for answer in marked_answers:
-        for marked in answer.nuggets:
-            if marked.mark == RELEVANT:
-                grades[answer.qid, marked.nugget.passage_key] += 1
-    return [QrelsRecord(qid, key, grade) for (qid, key), grade in sorted(grades.items())]
 
 
 def parse_pr_qrels(

@@ -20,7 +20,6 @@ from submissions.formats.qrels import (
     QRELS_FIELD_COUNT,
     QRELS_LINE_FORMAT,
     QrelsRecord,
-    derive_pr_qrels,
     parse_pr_qrels,
     write_pr_qrels,
 )
@@ -52,23 +51,6 @@ def test_writing_the_parsed_example_gives_back_its_bytes() -> None:
     out = io.StringIO()
     write_pr_qrels(parse_pr_qrels(bio(example_bytes("pr.qrels"))).records, out)
     assert out.getvalue().encode() == example_bytes("pr.qrels")
-
-
-def test_the_example_qrels_are_derived_from_the_example_marked_run() -> None:
-    assert derive_pr_qrels(marked_example()) == PR_QRELS
-
-
-def test_a_grade_counts_the_relevant_nuggets_citing_a_key_over_all_ac_runs() -> None:
-    # A second AC run marking the same nuggets: every R counts again, B and N never.
-    twice = marked_example() * 2
-    assert derive_pr_qrels(twice) == [
-        QrelsRecord(record.qid, record.passage_key, 2) for record in PR_QRELS
-    ]
-
-
-def test_no_qrels_come_from_runs_without_relevant_nuggets() -> None:
-    assert derive_pr_qrels([]) == []
-    assert derive_pr_qrels([marked_example()[1]]) == []
 
 
 @pytest.mark.parametrize(
