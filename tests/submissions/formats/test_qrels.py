@@ -12,7 +12,6 @@ from submissions.formats.common import (
     PassageKey,
     Problem,
 )
-from submissions.formats.marked_ac_run import MarkedAnswerRecord, parse_marked_ac_run
 from submissions.formats.qrels import (
     BAD_GRADE,
     BAD_PASSAGE_KEY,
@@ -35,10 +34,6 @@ PR_QRELS = [
 
 def problems_of(content: str | bytes) -> list[Problem]:
     return parse_pr_qrels(bio(content), known_qids=QIDS).problems
-
-
-def marked_example() -> list[MarkedAnswerRecord]:
-    return parse_marked_ac_run(bio(example_bytes("WASEDA-AC-1.marked"))).records
 
 
 def test_the_example_qrels_parse_to_the_grades_they_hold() -> None:
