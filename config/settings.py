@@ -25,6 +25,8 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+# matplotlib (the results plots) keeps its font cache here, not in a home directory.
+os.environ.setdefault("MPLCONFIGDIR", str(VAR_DIR / "matplotlib"))
 
 
 def _embedded_secret_key() -> str:

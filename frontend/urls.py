@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, views
+from frontend import organiser, results, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +12,9 @@ urlpatterns = [
     path("campaigns/<slug:slug>/", views.campaign_home, name="campaign-home"),
     path("campaigns/<slug:slug>/runs/", views.campaign_runs, name="campaign-runs"),
     path("campaigns/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
+    path("campaigns/<slug:slug>/results/", results.results, name="campaign-results"),
+    path("campaigns/<slug:slug>/results/<str:run_name>/", results.results_run,
+         name="results-run"),
     path("campaigns/<slug:slug>/dashboard/", organiser.dashboard, name="dashboard"),
     path("campaigns/<slug:slug>/dashboard/grade/", organiser.start_grading, name="start-grading"),
     path("campaigns/<slug:slug>/dashboard/score/", organiser.start_scoring, name="start-scoring"),
@@ -23,12 +26,3 @@ urlpatterns = [
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]
 
-# --- results (helper) ---
-from frontend import results  # noqa: E402
-
-urlpatterns += [
-    path("campaigns/<slug:slug>/results/", results.results, name="campaign-results"),
-    path("campaigns/<slug:slug>/results/<str:run_name>/", results.results_run,
-         name="results-run"),
-]
-# --- end results ---

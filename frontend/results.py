@@ -1,0 +1,540 @@
+"""Results pages: the leaderboards a viewer may see, with plots, and a run's per-question scores.
+
+Thin views over `scoring.selectors` (which decides who sees which snapshot) plus the
+shaping of stored scores into tables and figures. Plots are rendered once per
+evaluation and plot, then served from the cache: an evaluation never changes.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from campaign.models import Campaign, Role, TrackKind
+from campaign.selectors import campaign_list, campaign_role, questions_refusal
+from frontend import plots
+from scoring.measures.stats import mean_ci
+from scoring.models import RunScore
+from scoring.selectors import evaluation_visible, leaderboards_visible
+
+NO_SUCH_RESULT = "No such run in the results you may see."
+CACHE_PREFIX = "results-figure:v1"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A leaderboard column: its key in the stored scores and how people read it."""
+
+    key: str
+    label: str
+    label_html: SafeString
+    explanation: str
+    higher_is_better: bool = True
+
+
+def _measure(key: str, label: str, explanation: str, *, html: str = "",
+             higher_is_better: bool = True) -> Measure:
+    # mark_safe: the labels are this module's constants, never user input.
+    return Measure(key, label, mark_safe(html or label), explanation, higher_is_better)
+
+
+AC_MEASURES = [
+    _measure("accuracy", "Accuracy", "share of the campaign's questions answered correctly"),
+    _measure("nugget_precision", "Nugget precision",
+             "mean over questions of relevant nuggets / returned nuggets"),
+    _measure("r_o", "R_O", "1 - mean confidence on the incorrect answers (1 if none)",
+             html="R<sub>O</sub>"),
+    _measure("r_u", "R_U", "1 - mean (1 - confidence) on the correct answers (1 if none)",
+             html="R<sub>U</sub>"),
+    _measure("hmr", "HMR", "harmonic mean of R_O and R_U: the ranking measure"),
+    _measure("ece", "ECE", "expected calibration error over 10 equal-width bins (lower is "
+             "better)", higher_is_better=False),
+    _measure("brier", "Brier", "mean squared error of the confidences (lower is better)",
+             higher_is_better=False),
+]
+PR_MEASURES = [
+    _measure("ndcg@10", "nDCG@10", "trec_eval's ndcg_cut.10, linear gain"),
+    _measure("ndcg@20", "nDCG@20", "trec_eval's ndcg_cut.20, linear gain"),
+    _measure("q_measure", "Q-measure", "NTCIREVAL's Q-measure (beta = 1)"),
+    _measure("nerr@10", "nERR@10", "NTCIREVAL's normalised ERR at 10"),
+]
+MEASURES: dict[str, list[Measure]] = {TrackKind.AC: AC_MEASURES, TrackKind.PR: PR_MEASURES}
+# The column the server ranks by (leaderboard() sorts AC by HMR, PR by the main measure).
+RANKED_BY: dict[str, str] = {TrackKind.AC: "hmr", TrackKind.PR: "ndcg@10"}
+# Per-question columns of the drill-down, in the order of the brief.
+PER_QUESTION: dict[str, list[str]] = {
+    TrackKind.AC: ["correct", "confidence", "nugget_precision"],
+    TrackKind.PR: ["ndcg@10", "ndcg@20", "q_measure", "nerr@10"],
+}
+CI_MEASURES: dict[str, list[str]] = {
+    TrackKind.AC: ["nugget_precision"], TrackKind.PR: ["ndcg@10", "ndcg@20"]}
+MEAN_OVER = {TrackKind.AC: "all questions", TrackKind.PR: "questions with a relevant passage"}
+LABELS = {m.key: m.label for m in AC_MEASURES + PR_MEASURES}
+
+
+# --- view models -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    label_html: SafeString
+    numeric: bool = True
+    first_sort: str = "descending"  # what the first click on the header does
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    sort: str = ""
+    href: str = ""
+    numeric: bool = True
+    row_header: bool = False
+
+
+@dataclass
+class Table:
+    ident: str
+    caption: str
+    columns: list[Column]
+    rows: list[list[Cell]]
+    sorted_by: str = ""
+    sorted_dir: str = "descending"
+    sortable: bool = True
+
+
+@dataclass(frozen=True)
+class FigureView:
+    """One plot: the SVG, a caption and the numbers it shows as a table."""
+
+    ident: str
+    svg: str
+    caption: str
+    data: Table
+
+
+@dataclass
+class PlotSection:
+    ident: str
+    heading: str
+    intro: str
+    figures: list[FigureView]
+    grid: bool = False
+    groups: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class BoardView:
+    track: str
+    kind: str
+    kind_label: str
+    published: bool
+    public_from: datetime | None
+    judge: str
+    computed_at_utc: datetime
+    computed_at_local: datetime
+    edited_judgments: int
+    needs_review: int
+    questions: int
+    table: Table
+    measures: list[Measure]
+    sections: list[PlotSection]
+
+
+# --- reads -------------------------------------------------------------------------------
+
+def run_score_in_results(
+    *, campaign: Campaign, run_name: str, user: AbstractBaseUser | AnonymousUser, now: datetime
+) -> RunScore | None:
+    """The run's scores in a leaderboard snapshot this user may see, or None.
+
+    Not `run_scores_visible`: that needs the run itself to be visible to the user, and a
+    published leaderboard shows other teams' runs whose files stay private.
+    """
+    for track in campaign.tracks.order_by("slug"):
+        evaluation = evaluation_visible(track=track, user=user, now=now)
+        if evaluation is None:
+            continue
+        score = (RunScore.objects.filter(evaluation=evaluation, run__name=run_name)
+                 .select_related("run__team", "evaluation__track").first())
+        if score is not None:
+            return score
+    return None
+
+
+def _per_question_of(evaluation_id: int) -> dict[str, dict[str, dict[str, float]]]:
+    return {
+        name: per_question
+        for name, per_question in RunScore.objects.filter(evaluation_id=evaluation_id)
+        .values_list("run__name", "per_question")
+    }
+
+
+# --- figures -----------------------------------------------------------------------------
+
+def _cached_figure(board: Mapping[str, Any], name: str,
+                   build: Callable[[], FigureView]) -> FigureView:
+    # Snapshots are immutable; computed_at and the fingerprint guard against a reused id
+    # (a rebuilt database) meeting a long-lived cache.
+    key = (f"{CACHE_PREFIX}:{board['evaluation']}:{board['computed_at']}:"
+           f"{board['fingerprint'][:16]}:{name}")
+    figure = cache.get(key)
+    if not isinstance(figure, FigureView):
+        figure = build()
+        cache.set(key, figure, timeout=None)
+    return figure
+
+
+def _data_table(ident: str, caption: str, head: list[str], rows: list[list[str]]) -> Table:
+    columns = [Column(key=str(i), label=h, label_html=escape(h), numeric=i > 0)
+               for i, h in enumerate(head)]
+    return Table(ident=ident, caption=caption, columns=columns, sortable=False, rows=[
+        [Cell(text=text, numeric=i > 0, row_header=i == 0) for i, text in enumerate(row)]
+        for row in rows
+    ])
+
+
+def _calibration_figure(board: Mapping[str, Any], ident: str) -> FigureView:
+    points = [plots.CalibrationPoint(run=row["run"], r_o=row["r_o"], r_u=row["r_u"],
+                                     hmr=row["hmr"])
+              for row in board["rows"] if row.get("r_o") is not None]
+    return FigureView(
+        ident=ident, svg=plots.render(plots.calibration_plot, points, ident=ident),
+        caption=("R_O against R_U for every AC run. Dashed curves are HMR = 0.2, 0.4, 0.6 "
+                 "and 0.8; each run has its own marker shape and is labelled with its name."),
+        data=_data_table(f"{ident}-data", "R_O, R_U and HMR of each run",
+                         ["Run", "R_O", "R_U", "HMR"],
+                         [[p.run, plots.fmt(p.r_o), plots.fmt(p.r_u), plots.fmt(p.hmr)]
+                          for p in points]),
+    )
+
+
+def _reliability_figure(run: str, per_question: Mapping[str, Mapping[str, float]], *,
+                        ident: str, index: int) -> FigureView:
+    confidence = per_question.get("confidence", {})
+    correct = per_question.get("correct", {})
+    qids = sorted(set(confidence) & set(correct))
+    bins = plots.reliability_bins([confidence[q] for q in qids], [correct[q] for q in qids])
+    return FigureView(
+        ident=ident,
+        svg=plots.render(plots.reliability_diagram, run, bins, ident=ident, index=index),
+        caption=(f"{run}: accuracy per confidence bin (hatched bars, n = answers in the bin) "
+                 "and the bins' mean confidence (markers); the dashed diagonal is perfect "
+                 "calibration."),
+        data=_data_table(f"{ident}-data", f"Confidence bins of {run}",
+                         ["Confidence bin", "Answers", "Mean confidence", "Accuracy"],
+                         [[f"{b.lower:.1f} to {b.upper:.1f}", str(b.count),
+                           plots.fmt(b.mean_confidence), plots.fmt(b.accuracy)]
+                          for b in bins]),
+    )
+
+
+def _intervals(board: Mapping[str, Any], measures: list[str],
+               per_question: Callable[[], dict[str, dict[str, dict[str, float]]]],
+               ) -> list[plots.MeanInterval]:
+    statistics = board["statistics"]
+    stored = statistics.get("ci", {}) if statistics.get("measure") in measures else {}
+    intervals = []
+    for row in board["rows"]:
+        for measure in measures:
+            if measure == statistics.get("measure") and row["run"] in stored:
+                ci = stored[row["run"]]
+                intervals.append(plots.MeanInterval(row["run"], measure, ci["mean"],
+                                                    ci["lower"], ci["upper"]))
+                continue
+            if row.get(measure) is None:
+                continue
+            values = list(per_question().get(row["run"], {}).get(measure, {}).values())
+            if len(values) >= 2:
+                ci_other = mean_ci(values)
+                intervals.append(plots.MeanInterval(row["run"], measure, ci_other.mean,
+                                                    ci_other.lower, ci_other.upper))
+            else:
+                intervals.append(plots.MeanInterval(row["run"], measure, row[measure],
+                                                    None, None))
+    return intervals
+
+
+def _interval_figure(board: Mapping[str, Any], measures: list[str], ident: str,
+                     per_question: Callable[[], dict[str, dict[str, dict[str, float]]]],
+                     ) -> FigureView:
+    intervals = _intervals(board, measures, per_question)
+    names = " and ".join(LABELS[m] for m in measures)
+    return FigureView(
+        ident=ident,
+        svg=plots.render(plots.interval_plot, intervals, measures=measures, labels=LABELS,
+                         over=MEAN_OVER.get(board["kind"], "questions"), ident=ident),
+        caption=(f"Mean {names} per run with 95% confidence intervals (t distribution over "
+                 "questions); " + ", ".join(
+                     f"{LABELS[m]}: {plots.STYLE_NAMES[k]}" for k, m in enumerate(measures))
+                 + "."),
+        data=_data_table(f"{ident}-data", f"Means and 95% intervals of {names}",
+                         ["Run", "Measure", "Mean", "Lower", "Upper"],
+                         [[i.run, LABELS[i.measure], plots.fmt(i.mean), plots.fmt(i.lower),
+                           plots.fmt(i.upper)] for i in intervals]),
+    )
+
+
+def _hsd_pairs(board: Mapping[str, Any]) -> list[plots.HsdPair]:
+    return [plots.HsdPair(a=p["a"], b=p["b"], difference=p["difference"],
+                          p_value=p["p_value"])
+            for p in board["statistics"].get("hsd", [])]
+
+
+def _runs_by_main_measure(board: Mapping[str, Any]) -> list[str]:
+    measure = board["statistics"].get("measure", "")
+    return [row["run"] for row in
+            sorted(board["rows"], key=lambda row: -(row.get(measure) or 0.0))]
+
+
+def _hsd_figure(board: Mapping[str, Any], ident: str) -> FigureView:
+    statistics = board["statistics"]
+    measure = LABELS.get(statistics.get("measure", ""), statistics.get("measure", ""))
+    permutations = statistics.get("hsd_permutations")
+    pairs = _hsd_pairs(board)
+    return FigureView(
+        ident=ident,
+        svg=plots.render(plots.hsd_matrix_plot, _runs_by_main_measure(board), pairs,
+                         measure_label=measure, permutations=permutations, ident=ident),
+        caption=(f"Randomised Tukey HSD on {measure} (B = {permutations} permutations): "
+                 "cross-hatched cells marked 'differ' are pairs that differ at p < 0.05."),
+        data=_data_table(f"{ident}-data", f"Tukey HSD pairs on {measure}",
+                         ["Pair", "Difference", "p-value", "At p < 0.05"],
+                         [[f"{p.a} vs {p.b}", plots.fmt(p.difference),
+                           plots.p_text(p.p_value, permutations).removeprefix("p "),
+                           "differ" if p.significant else "no significant difference"]
+                          for p in pairs]),
+    )
+
+
+def _sections(board: Mapping[str, Any]) -> list[PlotSection]:
+    kind, track = board["kind"], board["track"]
+    ident, section = f"{track}-plot", f"{track}-plots"
+    loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+
+    def per_question() -> dict[str, dict[str, dict[str, float]]]:
+        if "scores" not in loaded:
+            loaded["scores"] = _per_question_of(board["evaluation"])
+        return loaded["scores"]
+
+    sections = []
+    if kind == TrackKind.AC and board["rows"]:
+        sections.append(PlotSection(
+            ident=f"{section}-calibration", heading="Calibration: R_O against R_U",
+            intro=("Higher is better on both axes; HMR, the ranking measure, is constant "
+                   "along each dashed curve."),
+            figures=[_cached_figure(board, "calibration",
+                                    lambda: _calibration_figure(board, f"{ident}-calibration"))],
+        ))
+        def reliability(run: str, index: int) -> Callable[[], FigureView]:
+            return lambda: _reliability_figure(run, per_question().get(run, {}),
+                                               ident=f"{ident}-reliability-{index}",
+                                               index=index)
+
+        figures = [_cached_figure(board, f"reliability:{row['run']}",
+                                  reliability(row["run"], index))
+                   for index, row in enumerate(board["rows"])]
+        sections.append(PlotSection(
+            ident=f"{section}-reliability", heading="Reliability diagrams",
+            intro=("Answers grouped into 10 equal-width confidence bins: a well calibrated "
+                   "run's bins lie on the diagonal. Unanswered questions count with "
+                   "confidence 0."),
+            figures=figures, grid=True,
+        ))
+    measures = CI_MEASURES.get(kind, [])
+    if board["rows"] and measures:
+        names = " and ".join(LABELS[m] for m in measures)
+        sections.append(PlotSection(
+            ident=f"{section}-intervals", heading=f"Mean {names} with 95% intervals",
+            intro="Means over the questions scored; the bars are 95% confidence intervals.",
+            figures=[_cached_figure(board, "intervals", lambda: _interval_figure(
+                board, measures, f"{ident}-intervals", per_question))],
+        ))
+    if board["statistics"].get("hsd"):
+        measure = LABELS.get(board["statistics"]["measure"], board["statistics"]["measure"])
+        letters = plots.hsd_groups(_runs_by_main_measure(board), _hsd_pairs(board))
+        anova = board["statistics"].get("anova") or {}
+        intro = (f"Which runs differ on {measure}, per randomised Tukey HSD over the "
+                 "question-by-run matrix, at p < 0.05.")
+        if anova.get("p_system") is not None:
+            intro += (f" Two-way ANOVA: F = {anova['f_system']:.3f}, "
+                      f"p = {anova['p_system']:.4f} for the system effect.")
+        sections.append(PlotSection(
+            ident=f"{section}-hsd", heading="Tukey HSD: which runs differ",
+            intro=intro, groups=list(letters.items()),
+            figures=[_cached_figure(board, "hsd", lambda: _hsd_figure(board, f"{ident}-hsd"))],
+        ))
+    return sections
+
+
+# --- tables ------------------------------------------------------------------------------
+
+def _number(value: float | None) -> Cell:
+    return Cell(text=plots.fmt(value), sort="" if value is None else repr(float(value)))
+
+
+def _leaderboard_table(campaign: Campaign, board: Mapping[str, Any],
+                       measures: list[Measure]) -> Table:
+    ranked_by = RANKED_BY.get(board["kind"], board["statistics"].get("measure", ""))
+    ranked_label = LABELS.get(ranked_by, ranked_by)
+    columns = [
+        Column("rank", "Rank", escape("Rank"), first_sort="ascending"),
+        Column("run", "Run", escape("Run"), numeric=False, first_sort="ascending"),
+        Column("team", "Team", escape("Team"), numeric=False, first_sort="ascending"),
+        *[Column(m.key, m.label, m.label_html,
+                 first_sort="descending" if m.higher_is_better else "ascending")
+          for m in measures],
+    ]
+    waiting = any(row.get("incomplete_questions") for row in board["rows"])
+    if waiting:
+        columns.append(Column("incomplete", "Waiting for review",
+                              escape("Waiting for review"), first_sort="descending"))
+    rows = []
+    for rank, row in enumerate(board["rows"], start=1):
+        url = reverse("results-run", args=[campaign.slug, row["run"]])
+        cells = [
+            Cell(text=str(rank), sort=str(rank)),
+            Cell(text=row["run"], sort=row["run"], href=url, numeric=False, row_header=True),
+            Cell(text=row["team"], sort=row["team"], numeric=False),
+            *[_number(row.get(m.key)) for m in measures],
+        ]
+        if waiting:
+            count = row.get("incomplete_questions") or 0
+            cells.append(Cell(text=str(count), sort=str(count)))
+        rows.append(cells)
+    return Table(
+        ident=f"{board['track']}-leaderboard",
+        caption=f"Track {board['track']}: {len(rows)} run(s), ranked by {ranked_label}",
+        columns=columns, rows=rows, sorted_by=ranked_by, sorted_dir="descending",
+    )
+
+
+def _board_view(campaign: Campaign, board: Mapping[str, Any], now: datetime) -> BoardView:
+    zone = zoneinfo.ZoneInfo(campaign.timezone)
+    computed_at = datetime.fromisoformat(board["computed_at"])
+    measures = MEASURES.get(board["kind"], [])
+    public_from = (campaign.results_release if board["published"]
+                   and not campaign.results_released(now) else None)
+    return BoardView(
+        track=board["track"], kind=board["kind"],
+        kind_label=TrackKind(board["kind"]).label if board["kind"] in TrackKind.values
+        else board["kind"],
+        published=board["published"], public_from=public_from, judge=board["judge"],
+        computed_at_utc=computed_at.astimezone(zoneinfo.ZoneInfo("UTC")),
+        computed_at_local=computed_at.astimezone(zone),
+        edited_judgments=board["edited_judgments"], needs_review=board["needs_review"],
+        questions=board["questions"], measures=measures,
+        table=_leaderboard_table(campaign, board, measures),
+        sections=_sections(board),
+    )
+
+
+def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
+    if role == Role.ORGANISER:
+        return "No track has been scored yet."
+    if role is None and campaign.results_release and not campaign.results_released(now):
+        return (f"No results are public yet. Published leaderboards become public at "
+                f"{campaign.results_release.astimezone(zoneinfo.ZoneInfo('UTC')):%Y-%m-%d %H:%M}"
+                " UTC.")
+    return "No results are published yet."
+
+
+def _drilldown_table(score: RunScore, questions: list[tuple[str, str | None]],
+                     kind: str) -> Table:
+    keys = PER_QUESTION.get(kind, [])
+    per_question = score.per_question
+    labels = {"correct": "Correct", "confidence": "Confidence (0 to 100)",
+              **{m.key: m.label for m in MEASURES.get(kind, [])}}
+    with_text = any(text is not None for _, text in questions)
+    columns = [
+        Column("qid", "Question", escape("Question"), numeric=False,
+               first_sort="ascending"),
+        *([Column("text", "Question text", escape("Question text"), numeric=False,
+                  first_sort="ascending")] if with_text else []),
+        *[Column(key, labels[key], escape(labels[key]), numeric=key != "correct")
+          for key in keys],
+    ]
+    rows = []
+    for qid, text in questions:
+        cells = [Cell(text=qid, sort=qid, numeric=False, row_header=True)]
+        if with_text:
+            cells.append(Cell(text=text or "", sort=text or "", numeric=False))
+        for key in keys:
+            value = per_question.get(key, {}).get(qid)
+            if value is None:
+                cells.append(Cell(text="not scored", sort="", numeric=key != "correct"))
+            elif key == "correct":
+                cells.append(Cell(text="✓ correct" if value else "✗ incorrect",
+                                  sort=repr(float(value)), numeric=False))
+            elif key == "confidence":
+                cells.append(Cell(text=str(round(value * 100)), sort=repr(float(value))))
+            else:
+                cells.append(_number(value))
+        rows.append(cells)
+    return Table(ident="per-question", caption=f"{score.run.name}: scores per question",
+                 columns=columns, rows=rows, sorted_by="qid", sorted_dir="ascending")
+
+
+# --- views -------------------------------------------------------------------------------
+
+def results(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    now = timezone.now()
+    role = campaign_role(campaign=campaign, user=request.user)
+    boards = leaderboards_visible(campaign=campaign, user=request.user, now=now)
+    context = {
+        "campaign": campaign,
+        "role": role,
+        "boards": [_board_view(campaign, board, now) for board in boards],
+        "empty_message": _empty_message(campaign, role, now),
+    }
+    return render(request, "frontend/results/results.html", context)
+
+
+def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    now = timezone.now()
+    score = run_score_in_results(campaign=campaign, run_name=run_name, user=request.user,
+                                 now=now)
+    if score is None:
+        raise Http404(NO_SUCH_RESULT)
+    evaluation = score.evaluation
+    kind = evaluation.track.kind
+    role = campaign_role(campaign=campaign, user=request.user)
+    show_text = questions_refusal(campaign=campaign, role=role, now=now) is None
+    questions = [(q.qid, q.text if show_text else None)
+                 for q in campaign.questions.order_by("position", "qid")]
+    reliability = None
+    if kind == TrackKind.AC:
+        board = {"evaluation": evaluation.pk, "computed_at": evaluation.computed_at.isoformat(),
+                 "fingerprint": evaluation.fingerprint}
+        reliability = _cached_figure(board, f"reliability-own:{score.run.name}",
+                                     lambda: _reliability_figure(
+                                         score.run.name, score.per_question,
+                                         ident="run-reliability", index=0))
+    context = {
+        "campaign": campaign,
+        "score": score,
+        "run": score.run,
+        "evaluation": evaluation,
+        "published": evaluation.published_at is not None,
+        "kind": kind,
+        "aggregates": [(m, plots.fmt(score.aggregates.get(m.key)))
+                       for m in MEASURES.get(kind, [])],
+        "table": _drilldown_table(score, questions, kind),
+        "show_text": show_text,
+        "reliability": reliability,
+    }
+    return render(request, "frontend/results/run.html", context)
