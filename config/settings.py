@@ -243,6 +243,8 @@ GRADER_API_KEY = env_str("GRADER_API_KEY", "not-needed")
 GRADER_CONCURRENCY = env_int("GRADER_CONCURRENCY", 8)
 GRADER_TIMEOUT = env_float("GRADER_TIMEOUT", 120.0)
 GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
+# A grading task touches its run after every batch; silence this long means its worker died.
+GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
 
 # --- security behind a proxy (production) -----------------------------------
 SECURE_PROXY_SSL_HEADER = (

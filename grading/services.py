@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -64,7 +66,8 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
 
 
 def _ensure_judgments(
-    campaign_id: int, items: Sequence[JudgeInput], judge: Judge, batch: int
+    campaign_id: int, items: Sequence[JudgeInput], judge: Judge, batch: int,
+    on_batch: Callable[[], None] | None = None,
 ) -> tuple[list[Judgment], int]:
     """The judgment of each item, judging only inputs never judged before.
 
@@ -107,6 +110,8 @@ def _ensure_judgments(
             # Another worker may have judged the same input meanwhile: first one wins.
             ignore_conflicts=True,
         )
+        if on_batch is not None:
+            on_batch()
     if failed:
         # What succeeded is stored; the run is retried later and judges only the rest.
         raise JudgeUnavailable(f"{failed} of {calls} {kind} judge call(s) failed")
@@ -152,7 +157,8 @@ def _link(
 
 
 def run_grade(
-    *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 256
+    *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 256,
+    on_batch: Callable[[], None] | None = None,
 ) -> GradeReport:
     """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
 
@@ -172,7 +178,7 @@ def run_grade(
     ]
     campaign_id = run.track.campaign_id
     entailments, report.entailment_calls = _ensure_judgments(
-        campaign_id, entailment_inputs, judge, batch)
+        campaign_id, entailment_inputs, judge, batch, on_batch)
     _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
     report.nuggets = len(nuggets)
 
@@ -208,7 +214,7 @@ def run_grade(
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
     evaluations, report.answer_calls = _ensure_judgments(
-        campaign_id, answer_inputs, judge, batch)
+        campaign_id, answer_inputs, judge, batch, on_batch)
     _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)
@@ -283,16 +289,30 @@ GRADABLE = [RunStatus.VALID, RunStatus.GRADED, RunStatus.SCORED, RunStatus.FAILE
 
 
 def run_claim_for_grading(*, run_id: int, token: str) -> bool:
-    """Take a run for grading, once: False if another task holds it or it is not gradable.
+    """Take a run for grading, once: False if another live task holds it or it is not gradable.
 
     A task redelivered after its worker died carries the same token and may take its
-    run again; the work is idempotent (judgments are cached, links upserted).
+    run again; so may any task once the holder's heartbeat is older than
+    GRADING_STALE_SECONDS (its worker was killed and nothing redelivered the task).
+    The work is idempotent (judgments are cached, links upserted), so taking over loses
+    and duplicates nothing.
     """
-    claimable = Q(status__in=GRADABLE) | Q(status=RunStatus.GRADING, grading_token=token)
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
+    claimable = (
+        Q(status__in=GRADABLE)
+        | Q(status=RunStatus.GRADING, grading_token=token)
+        | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale)
+    )
     return bool(
         Run.objects.filter(claimable, pk=run_id, track__kind=TrackKind.AC, is_current=True)
-        .update(status=RunStatus.GRADING, grading_token=token)
+        .update(status=RunStatus.GRADING, grading_token=token, grading_heartbeat=now)
     )
+
+
+def run_grading_heartbeat(*, run: Run, token: str) -> None:
+    """Tell other workers this task is still grading `run`."""
+    Run.objects.filter(pk=run.pk, grading_token=token).update(grading_heartbeat=timezone.now())
 
 
 def run_grading_finish(*, run: Run, failed: bool = False) -> None:
@@ -303,11 +323,14 @@ def run_grading_finish(*, run: Run, failed: bool = False) -> None:
 
 
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
-    """The AC runs to grade: new and failed ones (and graded ones when asked)."""
+    """The AC runs to grade: new and failed ones, those whose grader died (no heartbeat
+    for GRADING_STALE_SECONDS), and graded ones when asked."""
     statuses = [RunStatus.VALID, RunStatus.FAILED]
     if include_graded:
         statuses += [RunStatus.GRADED, RunStatus.SCORED]
+    stale = timezone.now() - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     return list(
-        Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.AC, is_current=True,
-                           status__in=statuses).order_by("pk").values_list("pk", flat=True)
+        Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.AC, is_current=True)
+        .filter(Q(status__in=statuses) | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale))
+        .order_by("pk").values_list("pk", flat=True)
     )

@@ -12,7 +12,12 @@ from django.db import transaction
 
 from grading.judge import JudgeUnavailable
 from grading.models import JudgeSlot
-from grading.services import run_claim_for_grading, run_grade, run_grading_finish
+from grading.services import (
+    run_claim_for_grading,
+    run_grade,
+    run_grading_finish,
+    run_grading_heartbeat,
+)
 from grading.setup import official_judge, second_judge
 from scoring.tasks import enqueue_scoring
 from submissions.models import Run, RunStatus
@@ -28,12 +33,15 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)
         return None
     run = Run.objects.select_related("track__campaign").get(pk=run_id)
+    def beat() -> None:
+        run_grading_heartbeat(run=run, token=token)
+
     try:
-        report = run_grade(run=run, judge=official_judge())
+        report = run_grade(run=run, judge=official_judge(), on_batch=beat)
         second = second_judge(run.track)
         if second is not None:
             # Stored beside the official labels, for agreement only.
-            run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
+            run_grade(run=run, judge=second, slot=JudgeSlot.SECOND, on_batch=beat)
     except JudgeUnavailable as exc:
         if self.request.retries < self.max_retries:
             # The run stays claimed by this task id: the retry takes it again.

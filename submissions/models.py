@@ -52,6 +52,9 @@ class Run(models.Model):
     graded_at = models.DateTimeField(null=True, blank=True)
     # The Celery task grading this run (see grading.services.run_claim_for_grading).
     grading_token = models.CharField(max_length=64, blank=True)
+    # Touched after every batch of judgments: a claim without a recent heartbeat belongs
+    # to a worker that died, and another task may take the run over.
+    grading_heartbeat = models.DateTimeField(null=True, blank=True)
     questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
     records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
 

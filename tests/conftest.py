@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from tests.factories import (
     make_member,
 )
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
-from tests.support import REPO, Personas, Upload
+from tests.support import Personas, Upload, start_worker
 
 # Fixtures shared by the grading and scoring tests.
 pytest_plugins = ["tests.grading.fixtures"]
@@ -106,9 +105,19 @@ def _test_database_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def celery_worker(
+def worker_env(
     django_db_setup: None, django_db_blocker: Any, session_judge: ScriptedServer
-) -> Iterator[subprocess.Popen[bytes]]:
+) -> dict[str, str]:
+    """The environment of a worker that uses the test database and the scripted judge."""
+    with django_db_blocker.unblock():
+        database_url = _test_database_url()
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": database_url, "GRADER_BASE_URL": session_judge.base_url,
+            "GRADER_MODEL": "scripted-judge", "GRADER_TIMEOUT": "5"}
+
+
+@pytest.fixture(scope="session")
+def celery_worker(worker_env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
     """A real Celery worker process on the configured broker (filesystem or Redis).
 
     It uses the test database and grades with the session's scripted judge. Started
@@ -116,17 +125,7 @@ def celery_worker(
     """
     from config.celery import ping
 
-    with django_db_blocker.unblock():
-        database_url = _test_database_url()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
-           "DATABASE_URL": database_url, "GRADER_BASE_URL": session_judge.base_url,
-           "GRADER_MODEL": "scripted-judge", "GRADER_TIMEOUT": "5"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
-         "--loglevel=WARNING", "--without-gossip", "--without-mingle",
-         "--hostname", f"pytest-{os.getpid()}@%h"],
-        cwd=REPO, env=env,
-    )
+    worker = start_worker(worker_env)
     try:
         assert ping.delay().get(timeout=120) == "pong"
         yield worker

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -56,3 +59,12 @@ def share_pr_runs(personas: Personas) -> None:
     campaign.save()
 
 
+def start_worker(env: dict[str, str], *, queues: str = "celery",
+                 name: str = "pytest") -> subprocess.Popen[bytes]:
+    """A real Celery worker process consuming `queues` with `env`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
+         "--loglevel=WARNING", "--without-gossip", "--without-mingle", "-Q", queues,
+         "--hostname", f"{name}-{os.getpid()}@%h"],
+        cwd=REPO, env=env,
+    )

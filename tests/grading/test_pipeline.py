@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
+from pytest_django import Settings as SettingsWrapper
 
 from grading.judge import JudgeUnavailable
 from grading.models import Judgment, JudgmentStatus, NuggetEntailment
 from grading.selectors import grading_progress, marked_run
-from grading.services import run_claim_for_grading, run_grade
+from grading.services import campaign_grading_queue, run_claim_for_grading, run_grade
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
@@ -135,6 +138,20 @@ def test_a_run_is_claimed_once_but_its_own_redelivered_task_may_take_it_again(
     assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")  # redelivery
     toy_ac_run.refresh_from_db()
     assert toy_ac_run.status == RunStatus.GRADING
+
+
+def test_a_claim_whose_heartbeat_went_silent_may_be_taken_over(
+    toy_ac_run: Run, settings: SettingsWrapper
+) -> None:
+    settings.GRADING_STALE_SECONDS = 60
+    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
+    Run.objects.filter(pk=toy_ac_run.pk).update(
+        grading_heartbeat=timezone.now() - timedelta(seconds=59))
+    assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")
+    Run.objects.filter(pk=toy_ac_run.pk).update(
+        grading_heartbeat=timezone.now() - timedelta(seconds=61))
+    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")
+    assert campaign_grading_queue(campaign=toy_ac_run.track.campaign) == []  # task-2 is alive
 
 
 def test_the_judge_never_sees_more_requests_at_once_than_its_concurrency(

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from celery.result import AsyncResult
+from django.utils import timezone
 
+from grading.models import AnswerEvaluation, Judgment, NuggetEntailment
 from grading.selectors import marked_run
+from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import judge_from_marked_example
 from tests.grading.scripted_server import ScriptedServer
-from tests.support import Personas, Upload, example, share_pr_runs
+from tests.support import Personas, Upload, example, share_pr_runs, start_worker
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -41,3 +47,44 @@ def test_a_worker_grades_the_queued_runs(
     assert len(evaluations) == 2  # the ac and pr tracks
     run.refresh_from_db()
     assert run.status == RunStatus.SCORED and run.graded_at is not None
+
+
+def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
+    personas: Personas, upload: Upload, celery_worker: subprocess.Popen[bytes],
+    worker_env: dict[str, str], session_judge: ScriptedServer,
+) -> None:
+    script = session_judge.judge
+    script.__dict__.update(judge_from_marked_example().__dict__)
+    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
+    share_pr_runs(personas)
+    run_id = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1")).json()["id"]
+
+    # A worker of its own queue grades slowly and is killed while answers are judged.
+    script.delay = 1.0
+    doomed = start_worker(worker_env, queues="doomed", name="doomed")
+    try:
+        grade_run.apply_async(args=(run_id,), queue="doomed")
+        deadline = time.monotonic() + 120
+        while Judgment.objects.filter(kind="entailment").count() < 6:
+            assert time.monotonic() < deadline, "the doomed worker never judged"
+            time.sleep(0.1)
+        doomed.send_signal(signal.SIGKILL)
+    finally:
+        doomed.wait(timeout=30)
+    run = Run.objects.get(pk=run_id)
+    assert run.status == RunStatus.GRADING and not AnswerEvaluation.objects.exists()
+
+    # Its heartbeat goes stale; organisers queue grading again and a live worker takes over.
+    Run.objects.filter(pk=run_id).update(grading_heartbeat=timezone.now() - timedelta(hours=1))
+    script.delay = 0.0
+    response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
+    assert response.json()["runs"] == ["WASEDA-AC-1"]
+    result: dict[str, Any] = AsyncResult(response.json()["tasks"][0]).get(timeout=120)
+
+    assert (result["entailment_calls"], result["answer_calls"]) == (0, 3)
+    assert Judgment.objects.count() == 9  # six nuggets and three answers, each once
+    assert NuggetEntailment.objects.count() == 6 and AnswerEvaluation.objects.count() == 3
+    assert all(script.calls[n] == 1 for n in script.entailed)  # no nugget judged twice
+    marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
+    assert marks == "RRBNRR"

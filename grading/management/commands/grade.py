@@ -6,6 +6,7 @@ another with the judge of the settings (vLLM, or the embedded llama.cpp judge).
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from typing import Any
@@ -20,6 +21,7 @@ from grading.services import (
     run_claim_for_grading,
     run_grade,
     run_grading_finish,
+    run_grading_heartbeat,
 )
 from grading.setup import official_judge, second_judge
 from scoring.services import campaign_score
@@ -52,7 +54,8 @@ class Command(BaseCommand):
             run = Run.objects.select_related("track__campaign").get(pk=run_id)
             started = time.perf_counter()
             try:
-                report = run_grade(run=run, judge=judge)
+                report = run_grade(run=run, judge=judge, on_batch=functools.partial(
+                    run_grading_heartbeat, run=run, token=token))
                 second = second_judge(run.track)
                 if second is not None:
                     run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
