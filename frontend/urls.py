@@ -11,6 +11,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/<slug:slug>/", views.campaign_home, name="campaign-home"),
     path("campaigns/<slug:slug>/runs/", views.campaign_runs, name="campaign-runs"),
+    path("campaigns/<slug:slug>/team/", views.team_page, name="team"),
     path("campaigns/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
     path("campaigns/<slug:slug>/results/", results.results, name="campaign-results"),
     path("campaigns/<slug:slug>/results/<str:run_name>/", results.results_run,

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
 from frontend.forms import RunUploadForm
+from scoring.selectors import run_scores_visible
 from submissions.models import RunStatus
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
 from submissions.services import INVALID_RUN, RunRefused, run_submit
@@ -98,3 +99,22 @@ def run_download(request: HttpRequest, run_id: int) -> FileResponse:
         raise Http404("No such run, or not one you may see.")
     return FileResponse(run.file.open("rb"), as_attachment=True, filename=run.name,
                         content_type="text/plain; charset=utf-8")
+
+
+@login_required
+def team_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The participant's team: members, runs (every version) and the scores it may see."""
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    membership = campaign_membership(campaign=campaign, user=request.user)
+    if membership is None or membership.team is None:
+        raise Http404("You are not in a team of this campaign.")
+    now = timezone.now()
+    runs = runs_visible(campaign=campaign, user=request.user, now=now, include_shared=False)
+    rows = [(run, run_scores_visible(run=run, user=request.user, now=now) if run.is_current
+             else None) for run in runs.order_by("track__slug", "name", "-created_at")]
+    context = {
+        "campaign": campaign, "team": membership.team,
+        "members": membership.team.memberships.select_related("user").order_by("user__username"),
+        "rows": rows, "timeline": campaign_timeline(campaign=campaign, now=now),
+    }
+    return render(request, "frontend/team.html", context)

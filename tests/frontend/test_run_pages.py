@@ -91,3 +91,15 @@ def test_the_login_page_signs_a_participant_in(personas: Personas) -> None:
                                                 "password": "secret-pass-123"})
     assert response.status_code == 302
     assert "Signed in as alice" in client.get("/").content.decode()
+
+
+def test_the_team_page_lists_members_and_every_version_of_the_teams_runs(
+    personas: Personas, tracks: dict[str, Track]
+) -> None:
+    client = signed_in(personas, "participant_a")
+    post_run(client, "WASEDA-PO-1", example("WASEDA-PO-1"))
+    post_run(client, "WASEDA-PO-1", b"bad\n")
+    page = client.get("/campaigns/toy/team/").content.decode()
+    assert "Team WASEDA" in page and "alice" in page
+    assert page.count(">WASEDA-PO-1</a>") == 2 and "rejected" in page
+    assert signed_in(personas, "outsider").get("/campaigns/toy/team/").status_code == 404
