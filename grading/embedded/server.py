@@ -289,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
+    # Only the ready line goes to the parent's pipe: everything else written to stdout,
+    # by llama.cpp or by Python, goes to stderr (the log), so the pipe never fills up.
+    ready_pipe = os.dup(1)
+    os.dup2(2, 1)
     stop = _stop_on_signals()
 
     def watch_stdin() -> None:
@@ -300,7 +304,8 @@ def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
     threading.Thread(target=watch_stdin, name="watch-parent", daemon=True).start()
 
     def announce(address: str) -> None:
-        print(READY_PREFIX + json.dumps({"address": address}), flush=True)
+        os.write(ready_pipe, (READY_PREFIX + json.dumps({"address": address}) + "\n").encode())
+        os.close(ready_pipe)
 
     run_server(model_path, alias=alias, options=options, on_ready=announce, stop=stop)
 

@@ -6,9 +6,10 @@ the judge's decoding parameters (temperature 0), and returns a `JudgeCall` recor
 the parsed label and its provenance.
 
 Failures, and what each call does about them:
-- timeouts, connection errors, 408, 429 and 5xx are transient: retried up to
-  `max_retries` times with exponential backoff and jitter (a 429's Retry-After is
-  honoured), then `JudgeError(permanent=False)`, so a task can retry later;
+- timeouts, connection errors, 408, 409, 429, 5xx, and a 200 that holds no chat
+  completion, are transient: retried up to `max_retries` times with exponential backoff
+  and jitter (a 429's Retry-After is honoured), then `JudgeError(permanent=False)`, so
+  a task can retry later;
 - any other 4xx (bad request, auth, unknown model) is permanent: `JudgeError(permanent=
   True)` at once, with no retry, since sending the same request again cannot help;
 - a reply that does not parse is asked for again, up to `parse_attempts` replies in all,
@@ -23,6 +24,7 @@ parallel slots); backoff sleeps happen outside it so a waiting call frees its sl
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
@@ -49,10 +51,14 @@ logger = logging.getLogger(__name__)
 
 TRANSIENT_GAVE_UP = "{kind} judgment failed after {attempts} attempts: {detail}"
 PERMANENT_FAILURE = "{kind} judgment refused by the server (HTTP {status}): {detail}"
-NO_CHOICES = "server reply holds no message"
+NOT_A_COMPLETION = "server answered 200 without a chat completion ({detail})"
 
 # 408 and 409 are what servers send for a request they dropped under load.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+class _NotACompletion(Exception):
+    """A 200 answer that is no chat completion: a server or proxy fault, so transient."""
 
 
 class JudgeError(Exception):
@@ -129,7 +135,6 @@ class _Reply:
     latency: float
     served_model: str | None
     finish_reason: str | None
-    problem: str | None = None
 
 
 class JudgeClient:
@@ -185,8 +190,6 @@ class JudgeClient:
         while True:
             reply, attempts = await self._reply_with_retries(request, attempts)
             try:
-                if reply.problem is not None:
-                    raise ReplyParseError(reply.problem)
                 label = request.parse(reply.text)
             except ReplyParseError as error:
                 parse_failures += 1
@@ -244,7 +247,8 @@ class JudgeClient:
             attempts += 1
             try:
                 return await self._send(request), attempts
-            except (openai.APIConnectionError, openai.APIStatusError) as error:
+            except (openai.APIConnectionError, openai.APIStatusError, _NotACompletion,
+                    json.JSONDecodeError) as error:
                 status = error.status_code if isinstance(error, openai.APIStatusError) else None
                 detail = _describe(error)
                 if status is not None and status < 500 and status not in RETRYABLE_STATUSES:
@@ -311,10 +315,11 @@ class JudgeClient:
 
 
 def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
-    # A server that answers 200 with something other than a chat completion gets its
-    # reply treated as unparsable text (retried, then reviewed), not as a crash.
     choices = getattr(completion, "choices", None) or []
     message = getattr(choices[0], "message", None) if choices else None
+    if message is None:
+        raise _NotACompletion(NOT_A_COMPLETION.format(detail="no choices"))
+    # No content (a refusal, say) is a reply that does not parse, not a server fault.
     text = getattr(message, "content", None)
     usage = getattr(completion, "usage", None)
     return _Reply(
@@ -323,8 +328,7 @@ def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency=latency,
         served_model=getattr(completion, "model", None),
-        finish_reason=getattr(choices[0], "finish_reason", None) if choices else None,
-        problem=None if isinstance(text, str) else NO_CHOICES,
+        finish_reason=getattr(choices[0], "finish_reason", None),
     )
 
 
@@ -338,9 +342,14 @@ def _retry_after(error: Exception) -> float | None:
         return None  # an HTTP date; the backoff alone will do
 
 
-def _describe(error: openai.APIError) -> str:
+def _describe(error: Exception) -> str:
+    if isinstance(error, _NotACompletion):
+        return str(error)
+    if isinstance(error, json.JSONDecodeError):
+        return NOT_A_COMPLETION.format(detail=f"body is not JSON: {error}")
     if isinstance(error, openai.APITimeoutError):
         return "request timed out"
     if isinstance(error, openai.APIStatusError):
         return f"HTTP {error.status_code}: {error.message}"
+    assert isinstance(error, openai.APIError)
     return f"connection error: {error.message}"

@@ -1,0 +1,107 @@
+"""The embedded judge for real: the packaged 0.5B model served by llama.cpp on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import select
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from grading.embedded import server as server_module
+from grading.embedded.models import SMALL_MODEL
+from grading.embedded.server import EmbeddedJudge, ServerOptions, is_healthy
+from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
+from grading.llm.parsing import EntailmentLabel
+
+PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
+           "It was completed in 1889.")
+REPO = Path(__file__).resolve().parents[3]
+ENTAILED_NUGGET = "The Eiffel Tower was completed in 1889."
+UNRELATED_NUGGET = "Penguins live mostly in the Southern Hemisphere."
+
+
+@pytest.mark.llm
+def test_the_packaged_small_model_gives_schema_valid_entailment_judgments(
+    model_var_dir: Path, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    judge = EmbeddedJudge(SMALL_MODEL, var_dir=model_var_dir,
+                          options=ServerOptions(n_parallel=2, ctx_per_slot=2048),
+                          log_path=tmp_path / "server.log")
+    with judge:
+        base_url = judge.base_url
+        with urllib.request.urlopen(f"{base_url}/models", timeout=10) as response:
+            listed = json.load(response)
+
+        async def judge_both() -> list[JudgeCall[EntailmentLabel]]:
+            config = JudgeConfig(base_url=base_url, model=judge.model, concurrency=2,
+                                 timeout=300, max_tokens=256)
+            async with JudgeClient(config) as client:
+                return list(await asyncio.gather(
+                    client.judge_entailment(passage=PASSAGE, nugget=ENTAILED_NUGGET),
+                    client.judge_entailment(passage=PASSAGE, nugget=UNRELATED_NUGGET)))
+
+        calls = asyncio.run(judge_both())
+    elapsed = time.monotonic() - started
+
+    assert SMALL_MODEL in json.dumps(listed)
+    for call in calls:
+        assert call.needs_review is False, call.raw_output
+        assert isinstance(call.label, EntailmentLabel)
+        assert isinstance(call.label.entailed, bool)
+        assert call.label.reason.strip()
+        assert call.served_model == SMALL_MODEL
+        assert call.prompt_tokens and call.completion_tokens
+        assert call.attempts == 1
+    assert not is_healthy(f"{base_url.removesuffix('/v1')}/health", timeout=1.0)
+    print(f"\nembedded 0.5B judge: {elapsed:.1f} s in all; labels "
+          f"{[c.label.entailed for c in calls if c.label]}")
+
+
+@pytest.mark.llm
+def test_serve_llm_serves_in_the_foreground_until_interrupted(model_var_dir: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "grading.embedded.server", "--model", SMALL_MODEL,
+         "--var-dir", str(model_var_dir), "--port", "0", "--parallel", "1",
+         "--ctx-per-slot", "1024"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        ready, _, _ = select.select([server.stdout], [], [], 120)
+        assert ready, "the server announced nothing in 120 s"
+        announced = server.stdout.readline()
+        address = announced.split(" at ", 1)[1].split("/v1", 1)[0]
+        assert announced.startswith(f"serving {SMALL_MODEL} at http://127.0.0.1:")
+        assert is_healthy(f"{address}/health")
+    finally:
+        server.send_signal(signal.SIGINT)
+        code = server.wait(timeout=30)
+
+    assert code == 0
+    assert not is_healthy(f"{address}/health", timeout=1.0)
+
+
+def test_a_server_that_dies_while_starting_is_reported_with_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf file")
+    monkeypatch.setattr(server_module, "ensure_model", lambda *args, **kwargs: broken)
+    judge = EmbeddedJudge(SMALL_MODEL, var_dir=tmp_path, startup_timeout=60,
+                          log_path=tmp_path / "server.log")
+
+    with pytest.raises(RuntimeError) as failed:
+        judge.start()
+
+    assert str(failed.value).startswith("the embedded judge exited with code 1 while starting")
+    assert str(tmp_path / "server.log") in str(failed.value)
+    with pytest.raises(RuntimeError, match="not running"):
+        _ = judge.base_url

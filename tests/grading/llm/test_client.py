@@ -1,0 +1,285 @@
+"""The judge client against a scripted OpenAI-compatible server on loopback (real HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import pytest
+
+from grading.llm import parsing
+from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
+from grading.llm.inputs import JudgeRequest, entailment_request
+from grading.llm.parsing import AnswerLabel, EntailmentLabel
+from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
+from tests.grading.llm.fake_server import FakeOpenAI, RawBody, Reply, Status
+
+T = TypeVar("T")
+
+ENTAILED = '{"entailed": true, "reason": "The passage says so."}'
+NOT_ENTAILED = '{"entailed": false, "reason": "The passage is about something else."}'
+
+
+def config(fake: FakeOpenAI, **overrides: Any) -> JudgeConfig:
+    settings: dict[str, Any] = {
+        "base_url": fake.base_url, "model": "fake-judge", "concurrency": 4, "timeout": 0.2,
+        "max_retries": 3, "parse_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.05,
+    }
+    settings.update(overrides)
+    return JudgeConfig(**settings)
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+async def judge_one(cfg: JudgeConfig, passage: str = "P", nugget: str = "N"
+                    ) -> JudgeCall[EntailmentLabel]:
+    async with JudgeClient(cfg) as judge:
+        return await judge.judge_entailment(passage=passage, nugget=nugget)
+
+
+def test_it_records_a_judgment_with_its_provenance() -> None:
+    with FakeOpenAI([Reply(ENTAILED, prompt_tokens=150, completion_tokens=17)]) as fake:
+        cfg = config(fake)
+        call = run(judge_one(cfg, passage="Paris is in France.", nugget="Paris is French."))
+
+    assert call.label == EntailmentLabel(entailed=True, reason="The passage says so.")
+    assert call.needs_review is False
+    assert call.error is None
+    assert call.raw_output == ENTAILED
+    assert call.kind == "entailment"
+    assert call.prompt_version == ENTAILMENT_PROMPT_VERSION
+    assert call.model == "fake-judge"
+    assert call.served_model == "fake-judge"
+    assert call.decoding == {"temperature": 0.0, "max_tokens": 1024, "seed": 0}
+    assert call.prompt_tokens == 150
+    assert call.completion_tokens == 17
+    assert call.finish_reason == "stop"
+    assert 0 < call.latency < 0.2
+    assert call.attempts == 1
+    assert call.input_hash == entailment_request(
+        passage="Paris is in France.", nugget="Paris is French."
+    ).input_hash(model="fake-judge", decoding=cfg.decoding)
+
+
+def test_it_sends_the_schema_and_greedy_decoding_parameters() -> None:
+    with FakeOpenAI([Reply(ENTAILED)]) as fake:
+        run(judge_one(config(fake, seed=7, max_tokens=256)))
+        (body,) = fake.requests
+
+    assert body["model"] == "fake-judge"
+    assert body["temperature"] == 0
+    assert body["seed"] == 7
+    assert body["max_tokens"] == 256
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["entailed", "reason"]
+    assert [message["role"] for message in body["messages"]] == ["system", "user"]
+
+
+def test_it_retries_a_timeout_then_succeeds() -> None:
+    with FakeOpenAI([Reply(NOT_ENTAILED, delay=0.6), Reply(NOT_ENTAILED)]) as fake:
+        call = run(judge_one(config(fake)))
+
+    assert call.label == EntailmentLabel(entailed=False,
+                                         reason="The passage is about something else.")
+    assert call.attempts == 2
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 408])
+def test_it_retries_a_server_error_then_succeeds(status: int) -> None:
+    with FakeOpenAI([Status(status), Reply(ENTAILED)]) as fake:
+        call = run(judge_one(config(fake)))
+        requests = len(fake.requests)
+
+    assert call.label is not None and call.label.entailed is True
+    assert call.attempts == 2
+    assert requests == 2
+
+
+def test_it_retries_a_rate_limit_then_succeeds() -> None:
+    with FakeOpenAI([Status(429, retry_after=0.01), Status(429), Reply(ENTAILED)]) as fake:
+        call = run(judge_one(config(fake)))
+
+    assert call.label is not None
+    assert call.attempts == 3
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_a_client_error_fails_permanently_without_a_retry(status: int) -> None:
+    with FakeOpenAI([Status(status, message="bad request"), Reply(ENTAILED)]) as fake:
+        with pytest.raises(JudgeError) as failed:
+            run(judge_one(config(fake)))
+        requests = len(fake.requests)
+
+    assert failed.value.permanent is True
+    assert failed.value.status == status
+    assert failed.value.attempts == 1
+    assert requests == 1
+    assert str(failed.value).startswith(
+        f"entailment judgment refused by the server (HTTP {status})")
+
+
+def test_it_gives_up_on_a_server_that_keeps_failing_and_says_it_may_recover() -> None:
+    with FakeOpenAI([Status(503)]) as fake:
+        with pytest.raises(JudgeError) as failed:
+            run(judge_one(config(fake, max_retries=2)))
+        requests = len(fake.requests)
+
+    assert failed.value.permanent is False
+    assert failed.value.attempts == 3
+    assert requests == 3
+
+
+def test_it_gives_up_on_a_server_that_cannot_be_reached() -> None:
+    with FakeOpenAI([Reply(ENTAILED)]) as fake:
+        cfg = config(fake, max_retries=1)
+    # The fake has stopped: nothing listens on its port any more.
+    with pytest.raises(JudgeError) as failed:
+        run(judge_one(cfg))
+
+    assert failed.value.permanent is False
+    assert "connection error" in str(failed.value)
+
+
+def test_a_200_without_a_chat_completion_is_a_server_fault_and_retried() -> None:
+    with FakeOpenAI([RawBody(b"<html>proxy</html>"), RawBody(b'{"choices": []}'),
+                     Reply(ENTAILED)]) as fake:
+        call = run(judge_one(config(fake)))
+
+    assert call.label is not None and call.label.entailed is True
+    assert call.needs_review is False
+    assert call.attempts == 3
+
+
+def test_a_server_that_never_sends_a_chat_completion_fails_transiently() -> None:
+    fake = FakeOpenAI([RawBody(b'{"choices": []}')])
+    with fake, pytest.raises(JudgeError) as failed:
+        run(judge_one(config(fake, max_retries=1)))
+
+    assert failed.value.permanent is False
+    assert "server answered 200 without a chat completion (no choices)" in str(failed.value)
+
+
+def test_a_reply_that_never_parses_is_flagged_for_review_with_its_raw_output() -> None:
+    with FakeOpenAI([Reply("not json"), Reply('{"entailed": "maybe", "reason": "r"}')]) as fake:
+        call = run(judge_one(config(fake, parse_attempts=2)))
+        requests = len(fake.requests)
+
+    assert call.needs_review is True
+    assert call.label is None
+    assert call.raw_output == '{"entailed": "maybe", "reason": "r"}'
+    assert call.error == parsing.WRONG_TYPE.format(field="entailed", expected="a boolean",
+                                                   found='a string "maybe"')
+    assert call.attempts == 2
+    assert requests == 2
+
+
+def test_a_reply_that_parses_on_the_second_try_is_accepted() -> None:
+    with FakeOpenAI([Reply('{"entailed": true'), Reply(ENTAILED)]) as fake:
+        call = run(judge_one(config(fake, parse_attempts=3)))
+
+    assert call.needs_review is False
+    assert call.label is not None and call.label.entailed is True
+    assert call.attempts == 2
+
+
+def test_transient_failures_and_bad_replies_are_counted_together_in_attempts() -> None:
+    with FakeOpenAI([Status(500), Reply("oops"), Status(429), Reply("oops")]) as fake:
+        call = run(judge_one(config(fake, parse_attempts=2)))
+
+    assert call.needs_review is True
+    assert call.attempts == 4
+
+
+def test_requests_in_flight_never_exceed_the_concurrency() -> None:
+    with FakeOpenAI([Reply(ENTAILED, delay=0.05)], hold_until=3) as fake:
+        cfg = config(fake, concurrency=3, timeout=5.0)
+
+        async def judge_many() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
+            async with JudgeClient(cfg) as judge:
+                return await judge.judge_all(
+                    entailment_request(passage="P", nugget=f"N{i}") for i in range(12))
+
+        outcomes = run(judge_many())
+        most = fake.max_in_flight
+
+    assert most == 3
+    assert all(isinstance(call, JudgeCall) and call.label for call in outcomes)
+
+
+def test_a_batch_keeps_request_order_and_isolates_a_failure() -> None:
+    def respond(body: dict[str, Any]) -> Reply | Status:
+        claim = body["messages"][1]["content"].rsplit("CLAIM:\n", 1)[1]
+        if claim == "bad":
+            return Status(400)
+        return Reply(ENTAILED if claim.startswith("yes") else NOT_ENTAILED)
+
+    requests = [entailment_request(passage="P", nugget=n) for n in ("yes-1", "bad", "no-1")]
+    with FakeOpenAI(responder=respond) as fake:
+        async def judge_batch() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
+            async with JudgeClient(config(fake)) as judge:
+                return await judge.judge_all(requests)
+
+        first, second, third = run(judge_batch())
+
+    assert isinstance(first, JudgeCall) and first.label and first.label.entailed is True
+    assert isinstance(second, JudgeError) and second.permanent is True
+    assert isinstance(third, JudgeCall) and third.label and third.label.entailed is False
+
+
+def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        claim = body["messages"][1]["content"].rsplit("CLAIM:\n", 1)[1]
+        # The first request is the slowest, so it must come out last.
+        return Reply(ENTAILED, delay=0.15 if claim == "N0" else 0.0)
+
+    requests = [entailment_request(passage="P", nugget=f"N{i}") for i in range(4)]
+    with FakeOpenAI(responder=respond) as fake:
+        async def collect() -> list[tuple[JudgeRequest[EntailmentLabel], object]]:
+            async with JudgeClient(config(fake, timeout=2.0)) as judge:
+                return [pair async for pair in judge.judge_each(requests)]
+
+        pairs = run(collect())
+
+    assert len(pairs) == 4
+    assert pairs[-1][0] is requests[0]
+    assert {id(request) for request, _ in pairs} == {id(request) for request in requests}
+    assert all(isinstance(outcome, JudgeCall) for _, outcome in pairs)
+
+
+def test_it_judges_an_answer_over_the_nuggets_shown() -> None:
+    reply = json.dumps({"reason": "Right actor.", "correct": True,
+                        "nugget_reasons": {"1": "cast", "3": "role"}, "relevant": [3, 1]})
+    with FakeOpenAI([Reply(reply)]) as fake:
+        async def judge() -> JudgeCall[AnswerLabel]:
+            async with JudgeClient(config(fake)) as client:
+                return await client.judge_answer(
+                    question="Who?", answer="Anthony Mackie",
+                    nuggets={1: "Mackie starred in it.", 3: "Mackie plays Captain America."})
+
+        call = run(judge())
+        (body,) = fake.requests
+
+    assert call.label == AnswerLabel(correct=True, reason="Right actor.", relevant=(1, 3),
+                                     nugget_reasons={1: "cast", 3: "role"})
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["relevant"]["items"]["enum"] == [1, 3]
+    assert "[1] Mackie starred in it.\n[3] Mackie plays Captain America." in (
+        body["messages"][1]["content"])
+
+
+def test_an_answer_reply_naming_a_nugget_not_shown_goes_to_review() -> None:
+    reply = json.dumps({"reason": "r", "correct": True, "nugget_reasons": {"1": "a"},
+                        "relevant": [4]})
+    with FakeOpenAI([Reply(reply)]) as fake:
+        async def judge() -> JudgeCall[AnswerLabel]:
+            async with JudgeClient(config(fake)) as client:
+                return await client.judge_answer(question="Q", answer="A", nuggets={1: "n"})
+
+        call = run(judge())
+
+    assert call.needs_review is True
+    assert call.error == parsing.UNKNOWN_NUGGET.format(field="relevant", number=4, shown="1")
