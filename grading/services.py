@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -67,7 +69,6 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
 
 def _ensure_judgments(
     campaign_id: int, items: Sequence[JudgeInput], judge: Judge, batch: int,
-    on_batch: Callable[[], None] | None = None,
 ) -> tuple[list[Judgment], int]:
     """The judgment of each item, judging only inputs never judged before.
 
@@ -110,8 +111,6 @@ def _ensure_judgments(
             # Another worker may have judged the same input meanwhile: first one wins.
             ignore_conflicts=True,
         )
-        if on_batch is not None:
-            on_batch()
     if failed:
         # What succeeded is stored; the run is retried later and judges only the rest.
         raise JudgeUnavailable(f"{failed} of {calls} {kind} judge call(s) failed")
@@ -157,8 +156,7 @@ def _link(
 
 
 def run_grade(
-    *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 256,
-    on_batch: Callable[[], None] | None = None,
+    *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 1024,
 ) -> GradeReport:
     """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
 
@@ -178,7 +176,7 @@ def run_grade(
     ]
     campaign_id = run.track.campaign_id
     entailments, report.entailment_calls = _ensure_judgments(
-        campaign_id, entailment_inputs, judge, batch, on_batch)
+        campaign_id, entailment_inputs, judge, batch)
     _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
     report.nuggets = len(nuggets)
 
@@ -214,7 +212,7 @@ def run_grade(
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
     evaluations, report.answer_calls = _ensure_judgments(
-        campaign_id, answer_inputs, judge, batch, on_batch)
+        campaign_id, answer_inputs, judge, batch)
     _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)
@@ -310,9 +308,33 @@ def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     )
 
 
-def run_grading_heartbeat(*, run: Run, token: str) -> None:
-    """Tell other workers this task is still grading `run`."""
-    Run.objects.filter(pk=run.pk, grading_token=token).update(grading_heartbeat=timezone.now())
+HEARTBEAT_EVERY = 30.0  # seconds; well under GRADING_STALE_SECONDS
+
+
+@contextlib.contextmanager
+def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[None]:
+    """While the block runs, tell other workers every 30 s that `token` still grades `run`.
+
+    A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
+    few judgments a second) can outlast the staleness limit.
+    """
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(HEARTBEAT_EVERY):
+                Run.objects.filter(pk=run.pk, grading_token=token).update(
+                    grading_heartbeat=timezone.now())
+        finally:
+            connection.close()  # this thread's own database connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-run-{run.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def run_grading_finish(*, run: Run, failed: bool = False) -> None:

@@ -33,15 +33,13 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)
         return None
     run = Run.objects.select_related("track__campaign").get(pk=run_id)
-    def beat() -> None:
-        run_grading_heartbeat(run=run, token=token)
-
     try:
-        report = run_grade(run=run, judge=official_judge(), on_batch=beat)
-        second = second_judge(run.track)
-        if second is not None:
-            # Stored beside the official labels, for agreement only.
-            run_grade(run=run, judge=second, slot=JudgeSlot.SECOND, on_batch=beat)
+        with run_grading_heartbeat(run=run, token=token):
+            report = run_grade(run=run, judge=official_judge())
+            second = second_judge(run.track)
+            if second is not None:
+                # Stored beside the official labels, for agreement only.
+                run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
     except JudgeUnavailable as exc:
         if self.request.retries < self.max_retries:
             # The run stays claimed by this task id: the retry takes it again.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,7 +13,12 @@ from pytest_django import Settings as SettingsWrapper
 from grading.judge import JudgeUnavailable
 from grading.models import Judgment, JudgmentStatus, NuggetEntailment
 from grading.selectors import grading_progress, marked_run
-from grading.services import campaign_grading_queue, run_claim_for_grading, run_grade
+from grading.services import (
+    campaign_grading_queue,
+    run_claim_for_grading,
+    run_grade,
+    run_grading_heartbeat,
+)
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
@@ -169,3 +175,19 @@ def test_progress_counts_judgments_per_run(toy_ac_run: Run, judge: object,
     run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
     [after] = grading_progress(campaign=personas.campaign)
     assert (after.done, after.total, after.needs_review) == (9, 9, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_grading_task_keeps_its_claim_alive_while_it_works(
+    toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("grading.services.HEARTBEAT_EVERY", 0.02)
+    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
+    old = timezone.now() - timedelta(hours=1)
+    Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=old)
+    with run_grading_heartbeat(run=toy_ac_run, token="task-1"):
+        deadline = time.monotonic() + 10
+        while Run.objects.get(pk=toy_ac_run.pk).grading_heartbeat == old:
+            assert time.monotonic() < deadline, "no heartbeat"
+            time.sleep(0.01)
+    assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")

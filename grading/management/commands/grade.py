@@ -6,7 +6,6 @@ another with the judge of the settings (vLLM, or the embedded llama.cpp judge).
 
 from __future__ import annotations
 
-import functools
 import time
 import uuid
 from typing import Any
@@ -54,11 +53,11 @@ class Command(BaseCommand):
             run = Run.objects.select_related("track__campaign").get(pk=run_id)
             started = time.perf_counter()
             try:
-                report = run_grade(run=run, judge=judge, on_batch=functools.partial(
-                    run_grading_heartbeat, run=run, token=token))
-                second = second_judge(run.track)
-                if second is not None:
-                    run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
+                with run_grading_heartbeat(run=run, token=token):
+                    report = run_grade(run=run, judge=judge)
+                    second = second_judge(run.track)
+                    if second is not None:
+                        run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
             except JudgeUnavailable as exc:
                 run_grading_finish(run=run, failed=True)
                 self.stderr.write(f"{run.name}: judge unavailable ({exc}); run marked failed")
