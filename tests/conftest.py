@@ -28,6 +28,11 @@ from tests.support import Personas, Upload, start_worker
 pytest_plugins = ["tests.grading.fixtures"]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests last: slowest, and Playwright's event loop is best kept apart."""
+    items.sort(key=lambda item: "tests/e2e/" in item.nodeid.replace("\\", "/"))
+
+
 @pytest.fixture
 def personas(db: None) -> Personas:
     campaign = CampaignFactory.create(slug="toy")

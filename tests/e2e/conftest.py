@@ -19,7 +19,9 @@ SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", REPO / "var" / "screenshots"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an asyncio loop running in this thread while
+# it is open, and other tests (the judge client) need asyncio.run() after these.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium")
