@@ -19,6 +19,16 @@ from campaign.serializers import (
     QuestionSerializer,
 )
 
+ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
+
+
+def organiser_campaign(request: Request, slug: str) -> Campaign:
+    """The campaign `slug`, for its organisers only (403 for everyone else)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+        raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
+    return campaign
+
 
 def _serializer_context(
     campaigns: list[Campaign], user: AbstractBaseUser | AnonymousUser

@@ -12,8 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.models import Campaign, Role
-from campaign.selectors import campaign_role
+from campaign.api import organiser_campaign
 from config.api_errors import authenticated_user
 from grading.models import Judgment
 from grading.selectors import (
@@ -29,15 +28,6 @@ from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 
-ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
-
-
-def _organiser_campaign(request: Request, slug: str) -> Campaign:
-    campaign = get_object_or_404(Campaign, slug=slug)
-    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
-        raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
-    return campaign
-
 
 def _flag(value: str | None) -> bool | None:
     return None if value is None else value.lower() in ("1", "true", "yes")
@@ -48,7 +38,7 @@ class GradingView(APIView):
 
     @extend_schema(summary="Grading progress: judgments done/total per AC run")
     def get(self, request: Request, slug: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         progress = grading_progress(campaign=campaign)
         return Response({
             "runs": [run_progress_json(p) for p in progress],
@@ -64,7 +54,7 @@ class GradingView(APIView):
     @extend_schema(request=None, summary="Grade every pending AC run (queued for the workers)",
                    parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")])
     def post(self, request: Request, slug: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         run_ids = campaign_grading_queue(
             campaign=campaign, include_graded=_flag(request.query_params.get("all")) is True)
         tasks = enqueue_grading(run_ids)
@@ -86,7 +76,7 @@ class JudgmentListView(APIView):
             description="entailment: true/false (entailed); answer: true/false (correct)"),
     ])
     def get(self, request: Request, slug: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         params = request.query_params
         kind = params.get("kind")
         if kind not in (None, "entailment", "answer"):
@@ -109,7 +99,7 @@ class JudgmentDetailView(APIView):
 
     def _judgment(self, request: Request, judgment_id: int) -> Judgment:
         judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
-        _organiser_campaign(request, judgment.campaign.slug)
+        organiser_campaign(request, judgment.campaign.slug)
         return judgment
 
     @extend_schema(summary="A judgment with its audit trail")
@@ -167,7 +157,7 @@ class MarkedRunView(APIView):
     @extend_schema(responses={(200, "text/plain"): bytes}, summary="The marked AC run")
     def get(self, request: Request, run_id: int) -> HttpResponse:
         run = get_object_or_404(Run.objects.select_related("track__campaign"), pk=run_id)
-        _organiser_campaign(request, run.track.campaign.slug)
+        organiser_campaign(request, run.track.campaign.slug)
         response = HttpResponse(content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{run.name}.marked"'
         write_marked_ac_run([block.marked for block in marked_run(run=run)], response)

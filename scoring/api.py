@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.models import Campaign, Role, TrackKind
-from campaign.selectors import campaign_role
+from campaign.api import organiser_campaign
+from campaign.models import Campaign, TrackKind
 from config.api_errors import authenticated_user
 from grading.selectors import ac_runs
 from scoring.exports import (
@@ -34,7 +34,6 @@ from scoring.tasks import enqueue_scoring
 from submissions.models import Run
 from submissions.selectors import run_for_user
 
-ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
 NO_SCORES = "no scores of run {id} that you may see yet"
 
 
@@ -46,13 +45,6 @@ class CsvRenderer(renderers.BaseRenderer):
     def render(self, data: object, accepted_media_type: str | None = None,
                renderer_context: object = None) -> bytes:
         return data.encode() if isinstance(data, str) else str(data).encode()
-
-
-def _organiser_campaign(request: Request, slug: str) -> Campaign:
-    campaign = get_object_or_404(Campaign, slug=slug)
-    if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
-        raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
-    return campaign
 
 
 class LeaderboardsView(APIView):
@@ -77,7 +69,7 @@ class PublishView(APIView):
     @extend_schema(request=None, summary="Publish a track's latest leaderboard "
                    "(DELETE withdraws it)")
     def post(self, request: Request, slug: str, track: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track) \
             .order_by("-computed_at", "-id").first()
         if evaluation is None:
@@ -86,7 +78,7 @@ class PublishView(APIView):
         return Response(leaderboard(evaluation=evaluation))
 
     def delete(self, request: Request, slug: str, track: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         for evaluation in Evaluation.objects.filter(track__campaign=campaign, track__slug=track,
                                                     published_at__isnull=False):
             evaluation_unpublish(evaluation=evaluation)
@@ -98,7 +90,7 @@ class ScoringView(APIView):
 
     @extend_schema(request=None, summary="Recompute every leaderboard (queued for a worker)")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         task_id = enqueue_scoring(campaign.pk)
         return Response({"detail": f"scoring of {slug} queued", "task": task_id},
                         status=status.HTTP_202_ACCEPTED)
@@ -125,7 +117,7 @@ class QrelsView(APIView):
 
     @extend_schema(responses={(200, "text/plain"): bytes}, summary="Derived PR qrels")
     def get(self, request: Request, slug: str) -> HttpResponse:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         return HttpResponse(qrels_text(campaign_qrels(campaign=campaign)),
                             content_type="text/plain; charset=utf-8")
 
@@ -136,7 +128,7 @@ class ExportView(APIView):
     @extend_schema(responses={(200, "application/octet-stream"): bytes},
                    summary="Exports: res.zip, marked.zip, leaderboards.tex")
     def get(self, request: Request, slug: str, name: str) -> HttpResponse:
-        campaign = _organiser_campaign(request, slug)
+        campaign = organiser_campaign(request, slug)
         if name == "res.zip":
             runs = Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.PR,
                                       is_current=True).exclude(status="invalid")
