@@ -100,11 +100,7 @@ def judgments(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
     form = JudgmentFilterForm(request.GET or None, campaign=campaign)
     filters: dict[str, Any] = form.filters() if form.is_valid() else {}
-    items = judgment_items(campaign=campaign, **{k: v for k, v in filters.items()
-                                                  if k != "label"})
-    if filters.get("label") is not None:
-        items = [i for i in items if (i.judgment.label or {}).get(
-            "entailed" if i.judgment.kind == "entailment" else "correct") is filters["label"]]
+    items = judgment_items(campaign=campaign, **filters)
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     review_count = len(judgment_items(campaign=campaign, needs_review=True))
     query = request.GET.copy()

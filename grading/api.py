@@ -86,11 +86,8 @@ class JudgmentListView(APIView):
             campaign=campaign, run=params.get("run"), kind=kind, qid=params.get("qid"),
             edited=_flag(params.get("edited")), needs_review=_flag(params.get("needs_review")),
             disagreement=_flag(params.get("disagreement")) is True,
+            label=_flag(params.get("label")),
         )
-        label = _flag(params.get("label"))
-        if label is not None:
-            items = [i for i in items if (i.judgment.label or {}).get(
-                "entailed" if i.judgment.kind == "entailment" else "correct") is label]
         return Response([judgment_item_json(item) for item in items])
 
 

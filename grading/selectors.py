@@ -155,9 +155,12 @@ class JudgmentItem:
 def judgment_items(
     *, campaign: Campaign, run: str | None = None, kind: str | None = None,
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
-    slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False,
+    slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
 ) -> list[JudgmentItem]:
-    """Judgments of a campaign's current runs, one item per use, filtered as asked."""
+    """Judgments of a campaign's current runs, one item per use, filtered as asked.
+
+    `label` keeps the uses whose counting label (entailed, or correct) is that value.
+    """
     def narrowed(links: QuerySet[Any], prefix: str) -> QuerySet[Any]:
         links = links.filter(**{f"{prefix}__run__track__campaign": campaign,
                                 f"{prefix}__run__is_current": True, "slot": slot})
@@ -173,10 +176,6 @@ def judgment_items(
         return links.select_related("judgment", f"{prefix}__run")
 
     items: list[JudgmentItem] = []
-    if disagreement:
-        return [item for item in judgment_items(
-            campaign=campaign, run=run, kind=kind, edited=edited, needs_review=needs_review,
-            qid=qid, slot=slot) if _judges_disagree(item)]
     if kind in (None, "entailment"):
         for link in narrowed(NuggetEntailment.objects.all(), "nugget").order_by(
             "nugget__run__name", "nugget__qid", "nugget__nugget_num"
@@ -188,6 +187,11 @@ def judgment_items(
             "answer__run__name", "answer__qid"
         ):
             items.append(JudgmentItem(link.judgment, link.answer.run.name, link.answer.qid, None))
+    if label is not None:
+        items = [item for item in items
+                 if (item.judgment.label or {}).get(LABEL_FIELD[item.judgment.kind]) is label]
+    if disagreement:
+        items = [item for item in items if _judges_disagree(item)]
     return items
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -68,3 +69,10 @@ def start_worker(env: dict[str, str], *, queues: str = "celery",
          "--hostname", f"{name}-{os.getpid()}@%h"],
         cwd=REPO, env=env,
     )
+
+
+def signed_in(personas: Personas, who: str) -> Client:
+    """A page client with the persona signed in (a session, as a browser has)."""
+    client = Client()
+    client.force_login(getattr(personas, who))
+    return client

@@ -6,24 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
 from grading.selectors import marked_run
 from grading.services import run_grade
 from submissions.models import Run
-from tests.support import Personas
+from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
 
 BOGUS = "The Manchurian Candidate starred Harvey Janet."
-
-
-def signed_in(personas: Personas, who: str) -> Client:
-    client = Client()
-    client.force_login(getattr(personas, who))
-    return client
 
 
 @pytest.fixture

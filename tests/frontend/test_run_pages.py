@@ -8,15 +8,9 @@ from django.test import Client
 
 from campaign.models import Track
 from submissions.models import Run
-from tests.support import Personas, example, share_pr_runs
+from tests.support import Personas, example, share_pr_runs, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(personas: Personas, who: str) -> Client:
-    client = Client()
-    client.force_login(getattr(personas, who))
-    return client
 
 
 def post_run(client: Client, name: str, content: bytes, track: str = "pr") -> object:
