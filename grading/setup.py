@@ -39,8 +39,13 @@ def judge_config() -> JudgeConfig:
         base_url, model = settings.GRADER_BASE_URL, settings.GRADER_MODEL
     else:
         base_url, model = _embedded_server()
+    return _config(base_url, model or "default")
+
+
+def _config(base_url: str, model: str) -> JudgeConfig:
+    """A judge at `base_url` serving `model`, with the GRADER_* key, concurrency, timeout."""
     return JudgeConfig(
-        base_url=base_url, model=model or "default", api_key=settings.GRADER_API_KEY,
+        base_url=base_url, model=model, api_key=settings.GRADER_API_KEY,
         concurrency=settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
     )
 
@@ -53,8 +58,4 @@ def second_judge(track: Track) -> OpenAIJudge | None:
     """The track's second judge (agreement only), if one is configured."""
     if not (track.second_judge_base_url and track.second_judge_model):
         return None
-    return OpenAIJudge(JudgeConfig(
-        base_url=track.second_judge_base_url, model=track.second_judge_model,
-        api_key=settings.GRADER_API_KEY, concurrency=settings.GRADER_CONCURRENCY,
-        timeout=settings.GRADER_TIMEOUT,
-    ))
+    return OpenAIJudge(_config(track.second_judge_base_url, track.second_judge_model))
