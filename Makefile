@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test lint serve venv clean
+.PHONY: demo test lint serve venv clean chromium
 
 venv: $(STAMP)
 
@@ -19,8 +19,12 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(PY) -m pytest
+
+# The browser tests drive Debian's Chromium; installed here once if missing.
+chromium:
+	@sh tests/e2e/install-chromium.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
