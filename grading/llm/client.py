@@ -28,7 +28,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Self, cast
@@ -201,14 +201,25 @@ class JudgeClient:
             return self._record(request, reply, label, attempts)
 
     async def judge_all(
-        self, requests: Iterable[JudgeRequest[Label]]
+        self,
+        requests: Iterable[JudgeRequest[Label]],
+        *,
+        on_settled: Callable[[], None] | None = None,
     ) -> list[JudgeCall[Label] | JudgeError]:
         """Judge many requests concurrently; outcomes in request order.
 
         A failed call yields its JudgeError in place, so one failure does not lose the
         others' work; the semaphore keeps at most `concurrency` of them in flight.
+        `on_settled` is called as each call ends, succeeded or not (a progress bar).
         """
-        return list(await asyncio.gather(*(self._settled(request) for request in requests)))
+
+        async def settled(request: JudgeRequest[Label]) -> JudgeCall[Label] | JudgeError:
+            outcome = await self._settled(request)
+            if on_settled is not None:
+                on_settled()
+            return outcome
+
+        return list(await asyncio.gather(*(settled(request) for request in requests)))
 
     async def judge_each(
         self, requests: Iterable[JudgeRequest[Label]]

@@ -13,9 +13,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
-from grading.judge import JudgeUnavailable
+from campaign.management.progress import RunBar, StepBar
+from grading.judge import Judge, JudgeUnavailable
 from grading.models import JudgeSlot
 from grading.services import (
+    GradeReport,
     campaign_grading_queue,
     run_claim_for_grading,
     run_grade,
@@ -54,10 +56,10 @@ class Command(BaseCommand):
             started = time.perf_counter()
             try:
                 with run_grading_heartbeat(run=run, token=token):
-                    report = run_grade(run=run, judge=judge)
+                    report = _graded(run, judge, run.name)
                     second = second_judge(run.track)
                     if second is not None:
-                        run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
+                        _graded(run, second, f"{run.name} (second judge)", JudgeSlot.SECOND)
             except JudgeUnavailable as exc:
                 run_grading_finish(run=run, failed=True)
                 self.stderr.write(f"{run.name}: judge unavailable ({exc}); run marked failed")
@@ -74,7 +76,19 @@ class Command(BaseCommand):
                 f" answers judged, {calls} judge calls in {seconds:.1f} s"
                 + (f", {report.needs_review} need review" if report.needs_review else "")
             )
-        evaluations = campaign_score(campaign=campaign)
+        bar = StepBar("scoring")
+        try:
+            evaluations = campaign_score(campaign=campaign, progress=bar)
+        finally:
+            bar.close()
         self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
         if failed:
             raise CommandError(f"{failed} run(s) could not be graded")
+
+
+def _graded(run: Run, judge: Judge, desc: str, slot: str = JudgeSlot.OFFICIAL) -> GradeReport:
+    bar = RunBar(desc)
+    try:
+        return run_grade(run=run, judge=judge, slot=slot, progress=bar)
+    finally:
+        bar.close()

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from campaign.management.lookup import campaign_arg
+from campaign.management.progress import StepBar
 from scoring.selectors import leaderboard
 from scoring.services import campaign_score
 
@@ -19,7 +20,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
-        for evaluation in campaign_score(campaign=campaign):
+        bar = StepBar("scoring")
+        try:
+            evaluations = campaign_score(campaign=campaign, progress=bar)
+        finally:
+            bar.close()
+        for evaluation in evaluations:
             board = leaderboard(evaluation=evaluation)
             self.stdout.write(f"Track {board['track']}: {len(board['rows'])} run(s) scored "
                               f"(evaluation {evaluation.pk}, judge: {board['judge'] or '-'})")
