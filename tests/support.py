@@ -23,7 +23,8 @@ from campaign.models import Campaign
 Upload = Callable[..., Any]
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_EXAMPLES = REPO.parent / "shared" / "examples"
+#: The toy R2C2 campaign the tests run on (tests/data/README.md has its hand-computed scores).
+TOY = REPO / "tests" / "data" / "toy"
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Personas:
 
 
 def example(name: str) -> bytes:
-    return (SHARED_EXAMPLES / name).read_bytes()
+    """A file of the toy campaign (tests/data/toy)."""
+    return (TOY / name).read_bytes()
 
 
 def share_pr_runs(personas: Personas) -> None:

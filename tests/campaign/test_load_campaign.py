@@ -11,6 +11,7 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from campaign.models import Campaign, GoldAnswer, Membership, Question, Role, Team, Track
+from tests.support import example
 
 QUESTIONS = "D001;Who directed Alien?\nD002;When was Toy Story released?\n"
 
@@ -331,6 +332,23 @@ def test_a_file_that_is_not_a_campaign_is_refused(
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
     assert load_error(path) == [f"{path}: no such file"]
+
+
+@pytest.mark.django_db
+def test_the_toy_campaigns_questions_and_gold_answers_load(tmp_path: Path) -> None:
+    # tests/data/toy is in the official formats; its gold.txt accepts two answers for D001.
+    load(write_campaign(tmp_path, questions=example("questions.txt").decode(),
+                        gold=example("gold.txt").decode()))
+    assert list(Question.objects.values_list("qid", "text")) == [
+        ("D001", "Which space agency made the first soft landing on the far side of the Moon?"),
+        ("D002", "Who was the first person to walk on the Moon?"),
+        ("D003", "Which planet has the larger diameter: Mars or Mercury?"),
+    ]
+    assert list(GoldAnswer.objects.order_by("question__qid", "id")
+                .values_list("question__qid", "text")) == [
+        ("D001", "China National Space Administration"), ("D001", "CNSA"),
+        ("D002", "Neil Armstrong"), ("D003", "Mars"),
+    ]
 
 
 @pytest.mark.django_db

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.utils.html import escape
 
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
@@ -16,7 +17,19 @@ from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
 
-BOGUS = "The Manchurian Candidate starred Harvey Janet."
+# The two nuggets of tests/data/toy/WASEDA-AC-1 marked B, each with the passage it cites
+# (tests/data/README.md): D001 nugget 3 cites WASEDA-PO-1 rank 3, D002 nugget 2 cites
+# KYOTO-PG-1 rank 1.
+BOGUS = "Chang'e 4 was launched by the European Space Agency."
+BOGUS_PASSAGE = (
+    "Chang'e 4 was launched on 7 December 2018 on a Long March 3B rocket from the Xichang "
+    "Satellite Launch Center."
+)
+OTHER_BOGUS = "Buzz Aldrin was the commander of Apollo 11."
+OTHER_BOGUS_PASSAGE = (
+    "Neil Armstrong, the commander of Apollo 11, became the first person to walk on the Moon "
+    "in July 1969."
+)
 
 
 @pytest.fixture
@@ -40,7 +53,8 @@ def test_the_dashboard_shows_runs_failures_progress_and_exports(
     page = signed_in(personas, "organiser").get("/campaigns/toy/dashboard/").content.decode()
     assert "WASEDA-AC-1" in page and "KYOTO-PG-1" in page
     assert "KYOTO-PG-2</a>: 1 problem(s)" in page  # the validation failure
-    assert '<progress max="9" value="9"' in page
+    # Every judgment of WASEDA-AC-1 done: 3 answers and 3 + 2 + 3 nuggets.
+    assert '<progress max="11" value="11"' in page
     for export in ("/qrels/", "/exports/res.zip", "/exports/marked.zip", "?format=csv",
                    "/exports/leaderboards.tex"):
         assert export in page
@@ -61,9 +75,11 @@ def test_judgment_review_shows_passage_and_nugget_side_by_side(
 ) -> None:
     page = signed_in(personas, "organiser").get(
         "/campaigns/toy/judgments/?kind=entailment&label=false").content.decode()
-    assert "1 judgment use(s) match." in page
-    assert BOGUS in page and "not entailed (bogus)" in page
-    assert "Laurence Harvey, Janet Leigh" in page  # the cited passage beside it
+    assert "2 judgment use(s) match." in page
+    assert page.count("not entailed (bogus)") == 2
+    # Each bogus nugget with the passage it cites beside it.
+    assert escape(BOGUS) in page and escape(BOGUS_PASSAGE) in page
+    assert escape(OTHER_BOGUS) in page and escape(OTHER_BOGUS_PASSAGE) in page
 
 
 def test_an_organiser_edits_a_label_with_a_note_in_one_action(
@@ -72,7 +88,8 @@ def test_an_organiser_edits_a_label_with_a_note_in_one_action(
     judgment = Judgment.objects.get(kind="entailment", input__nugget=BOGUS)
     client = signed_in(personas, "organiser")
     response = client.post(f"/judgments/{judgment.pk}/", {
-        "entailed": "true", "reason": "both actors are named", "note": "misread by the judge"},
+        "entailed": "true", "reason": "the passage names the launch",
+        "note": "misread by the judge"},
         follow=True)
     page = response.content.decode()
     assert "run(s) queued for re-grading" in page
@@ -81,7 +98,8 @@ def test_an_organiser_edits_a_label_with_a_note_in_one_action(
     assert (edit.previous_label, edit.new_label) == ({"entailed": False}, {"entailed": True})
     run_grade(run=graded, judge=judge)
     marks = [m.mark for b in marked_run(run=graded) for m in b.marked.nuggets]
-    assert marks == ["R", "R", "N", "N", "R", "R"]
+    # D001 nugget 3 is now entailed; D001's answer names nuggets 1 and 2 as relevant, so N.
+    assert marks == ["R", "R", "N", "N", "B", "R", "R", "N"]
 
 
 def test_an_edit_without_a_note_is_refused_and_says_why(personas: Personas,

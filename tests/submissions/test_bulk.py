@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
-from submissions.models import Run, RunStatus
+from submissions.models import PassageRecord, Run, RunStatus
+from submissions.services import NOT_YOUR_TEAM
 from tests.support import Personas, example
 
 pytestmark = pytest.mark.django_db
@@ -60,12 +62,32 @@ def test_each_member_is_validated_and_stored_on_its_own(
 
 
 def test_a_participant_cannot_slip_another_teams_run_into_a_zip(
-    personas: Personas, tracks: dict[str, Track]
+    personas: Personas, tracks: dict[str, Track], media_in_tmp: Path
 ) -> None:
     content = make_zip({"WASEDA-PO-1": example("WASEDA-PO-1"), "KYOTO-PG-1": example("KYOTO-PG-1")})
     response = post_zip(personas, "participant_a", content)
-    results = {r["member"]: r["status"] for r in response.json()["results"]}
-    assert results == {"WASEDA-PO-1": 201, "KYOTO-PG-1": 403}
+
+    assert response.status_code == 207
+    assert response.json()["detail"] == "1 of 2 run file(s) stored"
+    results = {r["member"]: r for r in response.json()["results"]}
+    assert {member: r["status"] for member, r in results.items()} == {
+        "WASEDA-PO-1": 201,
+        "KYOTO-PG-1": 403,
+    }
+    assert results["KYOTO-PG-1"]["detail"] == NOT_YOUR_TEAM.format(
+        name="KYOTO-PG-1", team="KYOTO", own="WASEDA"
+    )
+    assert results["KYOTO-PG-1"]["run"] is None
+    # Team A's own run is stored whole, as alice's; of team B's run nothing is stored:
+    # no run row, no passages, no file.
+    run = Run.objects.get()
+    assert (run.name, run.team.name, run.uploaded_by, run.status, run.is_current) == (
+        "WASEDA-PO-1", "WASEDA", personas.participant_a, RunStatus.VALID, True
+    )
+    assert results["WASEDA-PO-1"]["run"]["id"] == run.pk
+    assert run.file.read() == example("WASEDA-PO-1")
+    assert PassageRecord.objects.filter(run=run).count() == PassageRecord.objects.count() == 7
+    assert [p.name for p in media_in_tmp.rglob("*") if p.is_file()] == [Path(run.file.name).name]
 
 
 @pytest.mark.parametrize(

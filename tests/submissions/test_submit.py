@@ -35,19 +35,24 @@ class TestAValidRun:
         assert body["uploaded_by"] == "alice" and body["description"] == "BM25"
         run = Run.objects.get(pk=body["id"])
         assert run.file.read() == content
+        # tests/data/toy/WASEDA-PO-1, line 6: the passage text holds a ';', kept whole.
         first = PassageRecord.objects.get(run=run, qid="D003", rank=1)
-        assert first.doc_id == "17" and first.text.startswith("Star Wars: Episode II")
+        assert (first.doc_id, first.text) == (
+            "mars",
+            "Mars is the fourth planet from the Sun; its mean diameter is about 6,779 km, "
+            "roughly half that of Earth.",
+        )
 
     def test_an_ac_run_may_cite_its_own_teams_pr_run_before_sharing(self, upload: Upload) -> None:
         upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
         content = (
-            b"<D002>\nJonathan Demme;90\n1;WASEDA-PO-1;2;Directed by Jonathan Demme.\n</D002>\n"
+            b"<D002>\nBuzz Aldrin;85\n1;WASEDA-PO-1;2;Buzz Aldrin walked on the Moon.\n</D002>\n"
         )
         response = upload("participant_a", "WASEDA-AC-1", content)
         assert response.status_code == 201, response.json()
         nugget = NuggetRecord.objects.get()
         assert (nugget.qid, nugget.pr_run_name, nugget.passage_rank) == ("D002", "WASEDA-PO-1", 2)
-        assert AnswerRecord.objects.get().confidence == 90
+        assert AnswerRecord.objects.get().confidence == 85
 
     def test_the_toy_ac_run_is_accepted_once_the_pr_runs_it_cites_are_shared(
         self, upload: Upload, personas: Personas
@@ -59,8 +64,14 @@ class TestAValidRun:
         response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
 
         assert response.status_code == 201, response.json()
-        assert (response.json()["questions"], response.json()["records"]) == (3, 6)
-        assert NuggetRecord.objects.filter(pr_run_name="KYOTO-PG-1").count() == 1
+        # tests/data/toy/WASEDA-AC-1: 3 + 2 + 3 nuggets, two of them (D002 nugget 2 and
+        # D003 nugget 2) citing team B's KYOTO-PG-1 rank 1.
+        assert (response.json()["questions"], response.json()["records"]) == (3, 8)
+        cited = NuggetRecord.objects.filter(pr_run_name="KYOTO-PG-1")
+        assert sorted(cited.values_list("qid", "nugget_num", "passage_rank")) == [
+            ("D002", 2, 1),
+            ("D003", 2, 1),
+        ]
 
     def test_uploading_a_run_again_replaces_it_and_keeps_the_old_version(
         self, upload: Upload
@@ -121,7 +132,7 @@ class TestAnInvalidRun:
     def test_an_ac_run_citing_an_unshared_pr_run_is_invalid(self, upload: Upload) -> None:
         upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
         content = (
-            b"<D003>\nThe Two Towers;60\n1;KYOTO-PG-1;1;The Two Towers opened in 2002.\n</D003>\n"
+            b"<D003>\nMars;95\n1;KYOTO-PG-1;1;Mercury is about 4,879 km across.\n</D003>\n"
         )
         response = upload("participant_a", "WASEDA-AC-1", content)
         assert response.status_code == 400

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def runs(upload: Upload) -> dict[str, int]:
     """Team A has a PR run; team B a PR run and an AC run (citing its own PR run)."""
-    ac = b"<D003>\nThe Two Towers;60\n1;KYOTO-PG-1;1;It opened in December 2002.\n</D003>\n"
+    ac = b"<D003>\nMars;95\n1;KYOTO-PG-1;1;Mercury is about 4,879 km across.\n</D003>\n"
     return {
         "WASEDA-PO-1": upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1")).json()["id"],
         "KYOTO-PG-1": upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1")).json()["id"],

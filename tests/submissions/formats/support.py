@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "examples"
+#: The toy campaign (tests/data/toy); its README has the hand-computed expectations.
+EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "toy"
 QIDS = frozenset({"D001", "D002", "D003"})
 
 
 def example_bytes(name: str) -> bytes:
     return (EXAMPLES / name).read_bytes()
+
+
+def unwritable(what: str, value: str, *, separator: str | None = None) -> str:
+    """A `pytest.raises(match=...)` pattern for exactly the message `check_writable` raises.
+
+    `common.check_writable` builds its messages inline, so the wording is spelled out here.
+    """
+    if separator is None:
+        message = f"{what} {value!r} contains a line break"
+    else:
+        message = f"{what} {value!r} contains the separator {separator!r}"
+    return f"^{re.escape(message)}$"
 
 
 def bio(content: str | bytes) -> io.BytesIO:

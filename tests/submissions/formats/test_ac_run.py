@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -37,63 +38,69 @@ from submissions.formats.common import (
     PassageKey,
     Problem,
 )
-from tests.submissions.formats.support import QIDS, SHARED_PR_RUNS, bio, example_bytes
+from tests.submissions.formats.support import (
+    QIDS,
+    SHARED_PR_RUNS,
+    bio,
+    example_bytes,
+    unwritable,
+)
 
 
 def nugget(qid: str, num: int, run: str, rank: int, text: str) -> NuggetRecord:
     return NuggetRecord(qid, num, PassageKey(run, rank), text)
 
 
+# tests/data/toy/WASEDA-AC-1, transcribed by hand: it cites both PR runs, and D001's
+# nuggets 1 and 2 and D003's nuggets 1 and 3 cite the same passage.
 WASEDA_AC_1 = [
     AnswerRecord(
         "D001",
-        "Anthony Mackie",
-        85,
+        "China National Space Administration",
+        75,
         (
             nugget(
                 "D001",
                 1,
                 "WASEDA-PO-1",
                 1,
-                "Anthony Mackie starred in The Manchurian Candidate (2004).",
+                "Chang'e 4 made the first soft landing on the far side of the Moon.",
             ),
             nugget(
                 "D001",
                 2,
                 "WASEDA-PO-1",
-                2,
-                ("Anthony Mackie plays Captain America in Captain America: Brave New World."),
+                1,
+                "Chang'e 4 is a mission of the China National Space Administration.",
             ),
-            nugget("D001", 3, "WASEDA-PO-1", 3, "The Manchurian Candidate starred Harvey Janet."),
+            nugget(
+                "D001", 3, "WASEDA-PO-1", 3, "Chang'e 4 was launched by the European Space Agency."
+            ),
         ),
     ),
     AnswerRecord(
         "D002",
-        "Jonathan Demme",
-        90,
+        "Buzz Aldrin",
+        85,
         (
             nugget(
                 "D002",
                 1,
                 "WASEDA-PO-1",
                 2,
-                ("The Manchurian Candidate (2004) was directed by Jonathan Demme."),
+                "Buzz Aldrin walked on the Moon during the Apollo 11 mission.",
             ),
+            nugget("D002", 2, "KYOTO-PG-1", 1, "Buzz Aldrin was the commander of Apollo 11."),
         ),
     ),
     AnswerRecord(
         "D003",
-        "Star Wars: Episode II \u2013 Attack of the Clones",
-        60,
+        "Mars",
+        95,
         (
-            nugget(
-                "D003",
-                1,
-                "WASEDA-PO-1",
-                1,
-                "Attack of the Clones was released in the US on May 16, 2002.",
-            ),
-            nugget("D003", 2, "KYOTO-PG-1", 1, "The Two Towers opened in December 2002."),
+            nugget("D003", 1, "WASEDA-PO-1", 1, "Mars has a mean diameter of about 6,779 km."),
+            nugget("D003", 2, "KYOTO-PG-1", 1, "Mercury has a mean diameter of about 4,879 km."),
+            nugget("D003", 3, "WASEDA-PO-1", 1, "Mars is the fourth planet from the Sun."),
         ),
     ),
 ]
@@ -156,8 +163,8 @@ def test_the_answer_may_hold_semicolons_and_the_confidence_follows_the_last() ->
 
 
 def test_it_reports_an_answer_line_without_a_semicolon() -> None:
-    assert parse(block("Anthony Mackie 85")) == [
-        Problem(2, "line", ANSWER_WITHOUT_SEPARATOR.format("Anthony Mackie 85"))
+    assert parse(block("Buzz Aldrin 85")) == [
+        Problem(2, "line", ANSWER_WITHOUT_SEPARATOR.format("Buzz Aldrin 85"))
     ]
 
 
@@ -342,8 +349,9 @@ def test_it_reports_an_empty_file() -> None:
 
 
 def test_it_reports_lines_that_are_not_utf8_and_keeps_its_place() -> None:
-    content = b"<D001>\nAnthony Mackie;8\xff\n1;WASEDA-PO-1;1;A nugget.\n</D001>\n"
-    assert parse(content) == [Problem(2, "line", INVALID_UTF8.format("0xFF", 17))]
+    content = b"<D001>\nBuzz Aldrin;8\xff\n1;WASEDA-PO-1;1;A nugget.\n</D001>\n"
+    # "Buzz Aldrin;8" is 13 bytes, so the bad byte is column 14 of line 2.
+    assert parse(content) == [Problem(2, "line", INVALID_UTF8.format("0xFF", 14))]
 
 
 def test_it_reports_a_carriage_return_inside_a_line() -> None:
@@ -371,15 +379,24 @@ def test_records_hold_only_the_blocks_without_problems() -> None:
 
 
 @pytest.mark.parametrize(
-    "record",
+    ("record", "message"),
     [
-        AnswerRecord("D;1", "x", 1, ()),
-        AnswerRecord("/D001", "x", 1, ()),
-        AnswerRecord("D001", "two\nlines", 1, ()),
-        AnswerRecord("D001", "x", 1, (nugget("D001", 1, "A;B-PO-1", 1, "t"),)),
-        AnswerRecord("D001", "x", 1, (nugget("D001", 1, "WASEDA-PO-1", 1, "t\r\n"),)),
+        (AnswerRecord("D;1", "x", 1, ()), unwritable("qID", "D;1", separator=";")),
+        # `write_answer_block` builds this one itself: "</D001>" would read as a closing tag.
+        (AnswerRecord("/D001", "x", 1, ()), "^" + re.escape("qID '/D001' starts with '/'") + "$"),
+        (AnswerRecord("D001", "two\nlines", 1, ()), unwritable("Answer", "two\nlines")),
+        (
+            AnswerRecord("D001", "x", 1, (nugget("D001", 1, "A;B-PO-1", 1, "t"),)),
+            unwritable("PRrunname", "A;B-PO-1", separator=";"),
+        ),
+        (
+            AnswerRecord("D001", "x", 1, (nugget("D001", 1, "WASEDA-PO-1", 1, "t\r\n"),)),
+            unwritable("Nugget", "t\r\n"),
+        ),
     ],
 )
-def test_the_writer_refuses_a_record_that_would_not_read_back(record: AnswerRecord) -> None:
-    with pytest.raises(ValueError):
+def test_the_writer_refuses_a_record_that_would_not_read_back(
+    record: AnswerRecord, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
         write_ac_run([record], io.StringIO())

@@ -18,7 +18,7 @@ from submissions.formats.common import (
     parse_int,
     utf8_problem,
 )
-from tests.submissions.formats.support import TrickleReader, bio
+from tests.submissions.formats.support import TrickleReader, bio, unwritable
 
 
 def test_a_problem_reads_as_line_field_and_message() -> None:
@@ -156,9 +156,16 @@ def test_text_lines_drop_the_crlf_line_break_and_report_stray_carriage_returns()
     ]
 
 
-@pytest.mark.parametrize("value", ["a\nb", "a\rb", "a;b"])
-def test_writers_refuse_values_that_would_break_the_line(value: str) -> None:
-    with pytest.raises(ValueError, match="qID"):
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("a\nb", unwritable("qID", "a\nb")),
+        ("a\rb", unwritable("qID", "a\rb")),
+        ("a;b", unwritable("qID", "a;b", separator=";")),
+    ],
+)
+def test_writers_refuse_values_that_would_break_the_line(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         check_writable(value, "qID", separator=";")
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -29,13 +30,15 @@ def marked(mark: Mark, qid: str, num: int, run: str, rank: int, text: str) -> Ma
     return MarkedNugget(NuggetRecord(qid, num, PassageKey(run, rank), text), mark)
 
 
-# What the judge should make of WASEDA-AC-1 (examples/README.md): D002's answer is wrong,
-# so its entailed nugget is N; D001's third nugget is not entailed by its passage, so B.
+# What a careful assessor makes of WASEDA-AC-1 (tests/data/README.md, "The judgments, and
+# why"): D001 is correct, its nuggets 1 and 2 lead to the answer (R) and nugget 3 is not
+# entailed by its passage (B); D002 is wrong, so its entailed nugget 1 is N and nugget 2,
+# contradicted by KYOTO-PG-1 rank 1, is B; D003 is correct with R, R and an unhelpful N.
 WASEDA_AC_1_MARKED = [
     MarkedAnswerRecord(
         "D001",
-        "Anthony Mackie",
-        85,
+        "China National Space Administration",
+        75,
         (
             marked(
                 "R",
@@ -43,25 +46,30 @@ WASEDA_AC_1_MARKED = [
                 1,
                 "WASEDA-PO-1",
                 1,
-                "Anthony Mackie starred in The Manchurian Candidate (2004).",
+                "Chang'e 4 made the first soft landing on the far side of the Moon.",
             ),
             marked(
                 "R",
                 "D001",
                 2,
                 "WASEDA-PO-1",
-                2,
-                ("Anthony Mackie plays Captain America in Captain America: Brave New World."),
+                1,
+                "Chang'e 4 is a mission of the China National Space Administration.",
             ),
             marked(
-                "B", "D001", 3, "WASEDA-PO-1", 3, "The Manchurian Candidate starred Harvey Janet."
+                "B",
+                "D001",
+                3,
+                "WASEDA-PO-1",
+                3,
+                "Chang'e 4 was launched by the European Space Agency.",
             ),
         ),
     ),
     MarkedAnswerRecord(
         "D002",
-        "Jonathan Demme",
-        90,
+        "Buzz Aldrin",
+        85,
         (
             marked(
                 "N",
@@ -69,24 +77,21 @@ WASEDA_AC_1_MARKED = [
                 1,
                 "WASEDA-PO-1",
                 2,
-                ("The Manchurian Candidate (2004) was directed by Jonathan Demme."),
+                "Buzz Aldrin walked on the Moon during the Apollo 11 mission.",
             ),
+            marked("B", "D002", 2, "KYOTO-PG-1", 1, "Buzz Aldrin was the commander of Apollo 11."),
         ),
     ),
     MarkedAnswerRecord(
         "D003",
-        "Star Wars: Episode II \u2013 Attack of the Clones",
-        60,
+        "Mars",
+        95,
         (
+            marked("R", "D003", 1, "WASEDA-PO-1", 1, "Mars has a mean diameter of about 6,779 km."),
             marked(
-                "R",
-                "D003",
-                1,
-                "WASEDA-PO-1",
-                1,
-                "Attack of the Clones was released in the US on May 16, 2002.",
+                "R", "D003", 2, "KYOTO-PG-1", 1, "Mercury has a mean diameter of about 4,879 km."
             ),
-            marked("R", "D003", 2, "KYOTO-PG-1", 1, "The Two Towers opened in December 2002."),
+            marked("N", "D003", 3, "WASEDA-PO-1", 1, "Mars is the fourth planet from the Sun."),
         ),
     ),
 ]
@@ -126,7 +131,8 @@ def test_it_marks_an_answer_by_nugget_num() -> None:
     assert (
         MarkedAnswerRecord.from_answer(answer, {1: "R", 2: "R", 3: "B"}) == (WASEDA_AC_1_MARKED[0])
     )
-    with pytest.raises(KeyError):
+    # Nugget 3 has no mark: the KeyError names it (str(KeyError(3)) is "3").
+    with pytest.raises(KeyError, match=r"^3$"):
         MarkedAnswerRecord.from_answer(answer, {1: "R", 2: "R"})
 
 
@@ -174,7 +180,7 @@ def test_it_checks_blocks_as_an_ac_run_does() -> None:
 def test_the_writer_refuses_an_unknown_mark() -> None:
     nugget = NuggetRecord("D001", 1, PassageKey("WASEDA-PO-1", 1), "t")
     record = MarkedAnswerRecord("D001", "x", 1, (MarkedNugget(nugget, "X"),))  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="Mark"):
+    with pytest.raises(ValueError, match="^" + re.escape("Mark 'X' is not B, R or N") + "$"):
         write_marked_ac_run([record], io.StringIO())
 
 
@@ -182,7 +188,7 @@ def test_unmarked_gives_back_the_answer_record() -> None:
     record = WASEDA_AC_1_MARKED[1]
     assert record.unmarked() == AnswerRecord(
         "D002",
-        "Jonathan Demme",
-        90,
-        (record.nuggets[0].nugget,),
+        "Buzz Aldrin",
+        85,
+        (record.nuggets[0].nugget, record.nuggets[1].nugget),
     )

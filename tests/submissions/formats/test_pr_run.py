@@ -35,110 +35,96 @@ from tests.submissions.formats.support import (
     TrickleReader,
     bio,
     example_bytes,
+    unwritable,
 )
 
+# tests/data/toy/WASEDA-PO-1 and KYOTO-PG-1, transcribed by hand; some passage texts hold
+# ';' (the last field takes the rest of the line) and D001 rank 1 a non-ASCII letter.
 WASEDA_PO_1 = [
     PassageRecord(
         "D001",
         1,
-        "Q25540924",
+        "chang-e-4",
         (
-            "The Manchurian Candidate is a 2004 American political thriller "
-            "film directed by Jonathan Demme. It stars Denzel Washington, "
-            "Meryl Streep, Liev Schreiber, Jeffrey Wright, Jon Voight and "
-            "Anthony Mackie."
+            "Chang'e 4 is a robotic mission of the China National Space Administration; "
+            "on 3 January 2019 it made the first soft landing on the far side of the Moon, "
+            "in the Von K\u00e1rm\u00e1n crater."
         ),
     ),
     PassageRecord(
         "D001",
         2,
-        "Q104651234",
+        "luna-3",
         (
-            "Captain America: Brave New World is a 2025 American superhero "
-            "film. Anthony Mackie stars as Sam Wilson / Captain America, "
-            "alongside Danny Ramirez and Harrison Ford."
+            "The far side of the Moon was first photographed in October 1959 by the "
+            "Soviet probe Luna 3."
         ),
     ),
     PassageRecord(
         "D001",
         3,
-        "Q11621",
+        "chang-e-4-launch",
         (
-            "The Manchurian Candidate (1962) stars Frank Sinatra, Laurence "
-            "Harvey, Janet Leigh and Angela Lansbury; it was directed by John"
-            " Frankenheimer."
+            "Chang'e 4 was launched on 7 December 2018 on a Long March 3B rocket from "
+            "the Xichang Satellite Launch Center."
         ),
     ),
     PassageRecord(
         "D002",
         1,
-        "Q11621",
+        "apollo-11",
         (
-            "The Manchurian Candidate is a 1962 American political thriller "
-            "film directed by John Frankenheimer; the screenplay by George "
-            "Axelrod is based on the 1959 novel by Richard Condon."
+            "Apollo 11 landed on the Moon on 20 July 1969; Neil Armstrong was the first "
+            "person to step onto the lunar surface, and Buzz Aldrin followed him."
         ),
     ),
     PassageRecord(
         "D002",
         2,
-        "Q25540924",
-        (
-            "The Manchurian Candidate (2004) was directed by Jonathan Demme; "
-            "it is a remake of the 1962 film."
-        ),
+        "buzz-aldrin",
+        "Buzz Aldrin, the lunar module pilot of Apollo 11, walked on the Moon on 20 July 1969.",
     ),
     PassageRecord(
         "D003",
         1,
-        "17",
+        "mars",
         (
-            "Star Wars: Episode II \u2013 Attack of the Clones premiered on "
-            "May 12, 2002 and was released in the United States on May 16, "
-            "2002."
+            "Mars is the fourth planet from the Sun; its mean diameter is about 6,779 km, "
+            "roughly half that of Earth."
         ),
     ),
-    PassageRecord(
-        "D003",
-        2,
-        "Q164963",
-        (
-            "The Lord of the Rings: The Two Towers was released on December "
-            "18, 2002; it is the second instalment of the trilogy; it grossed"
-            " over $900 million."
-        ),
-    ),
+    PassageRecord("D003", 2, "mars-moons", "Mars has two small moons, Phobos and Deimos."),
 ]
 KYOTO_PG_1 = [
     PassageRecord(
         "D001",
         1,
-        "Q104651234",
+        "chang-e-4",
         (
-            "In Captain America: Brave New World, Sam Wilson, played by "
-            "Anthony Mackie, has taken up the mantle of Captain America."
+            "In January 2019 China's Chang'e 4 lander and its Yutu-2 rover reached the "
+            "far side of the Moon."
         ),
     ),
     PassageRecord(
         "D001",
         2,
-        "Q25540924",
-        (
-            "Anthony Mackie appears in the 2004 remake of The Manchurian "
-            "Candidate as Corporal Al Melvin."
-        ),
+        "far-side",
+        "Because the Moon is tidally locked, its far side is never visible from Earth.",
     ),
     PassageRecord(
         "D002",
         1,
-        "Q11621",
-        ("John Frankenheimer directed The Manchurian Candidate (1962), starring Frank Sinatra."),
+        "apollo-11",
+        (
+            "Neil Armstrong, the commander of Apollo 11, became the first person to walk "
+            "on the Moon in July 1969."
+        ),
     ),
     PassageRecord(
         "D003",
         1,
-        "Q164963",
-        ("The Two Towers, directed by Peter Jackson, opened in December 2002."),
+        "mercury",
+        "Mercury, the smallest planet of the Solar System, has a mean diameter of about 4,879 km.",
     ),
 ]
 EXAMPLES = {"WASEDA-PO-1": WASEDA_PO_1, "KYOTO-PG-1": KYOTO_PG_1}
@@ -410,17 +396,21 @@ def test_the_fast_path_and_the_slow_path_agree_on_a_line(line: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "record",
+    ("record", "message"),
     [
-        PassageRecord("D;1", 1, "d", "t"),
-        PassageRecord("D001", 1, "d;x", "t"),
-        PassageRecord("D001", 1, "d", "two\nlines"),
-        PassageRecord("D001", 1, "d", "t\r"),
+        (PassageRecord("D;1", 1, "d", "t"), unwritable("qID", "D;1", separator=";")),
+        (PassageRecord("D001", 1, "d;x", "t"), unwritable("docID", "d;x", separator=";")),
+        (PassageRecord("D001", 1, "d", "two\nlines"), unwritable("PassageText", "two\nlines")),
+        (PassageRecord("D001", 1, "d", "t\r"), unwritable("PassageText", "t\r")),
     ],
 )
-def test_the_writer_refuses_a_record_that_would_not_read_back(record: PassageRecord) -> None:
-    with pytest.raises(ValueError):
-        write_pr_run([record], io.StringIO())
+def test_the_writer_refuses_a_record_that_would_not_read_back(
+    record: PassageRecord, message: str
+) -> None:
+    out = io.StringIO()
+    with pytest.raises(ValueError, match=message):
+        write_pr_run([record], out)
+    assert out.getvalue() == ""
 
 
 # --- run names -----------------------------------------------------------------------------------

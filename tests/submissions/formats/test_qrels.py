@@ -22,11 +22,13 @@ from submissions.formats.qrels import (
     parse_pr_qrels,
     write_pr_qrels,
 )
-from tests.submissions.formats.support import QIDS, bio, example_bytes
+from tests.submissions.formats.support import QIDS, bio, example_bytes, unwritable
 
+# The grade of a PassageKey is the number of relevant (R) nuggets citing it (DESIGN.md
+# section 4; tests/data/README.md): D001's nuggets 1 and 2 both cite WASEDA-PO-1:1, so 2;
+# D003's R nuggets cite KYOTO-PG-1:1 and WASEDA-PO-1:1 once each (its nugget 3 is N).
 PR_QRELS = [
-    QrelsRecord("D001", PassageKey("WASEDA-PO-1", 1), 1),
-    QrelsRecord("D001", PassageKey("WASEDA-PO-1", 2), 1),
+    QrelsRecord("D001", PassageKey("WASEDA-PO-1", 1), 2),
     QrelsRecord("D003", PassageKey("KYOTO-PG-1", 1), 1),
     QrelsRecord("D003", PassageKey("WASEDA-PO-1", 1), 1),
 ]
@@ -111,12 +113,22 @@ def test_it_reports_blank_lines_and_an_empty_file() -> None:
 
 
 @pytest.mark.parametrize(
-    "record",
+    ("record", "message"),
     [
-        QrelsRecord("D 1", PassageKey("WASEDA-PO-1", 1), 1),
-        QrelsRecord("D001", PassageKey("WASEDA PO-1", 1), 1),
+        (
+            QrelsRecord("D 1", PassageKey("WASEDA-PO-1", 1), 1),
+            unwritable("qID", "D 1", separator=" "),
+        ),
+        (
+            QrelsRecord("D001", PassageKey("WASEDA PO-1", 1), 1),
+            unwritable("PassageKey", "WASEDA PO-1", separator=" "),
+        ),
     ],
 )
-def test_the_writer_refuses_a_record_that_would_not_read_back(record: QrelsRecord) -> None:
-    with pytest.raises(ValueError):
-        write_pr_qrels([record], io.StringIO())
+def test_the_writer_refuses_a_record_that_would_not_read_back(
+    record: QrelsRecord, message: str
+) -> None:
+    out = io.StringIO()
+    with pytest.raises(ValueError, match=message):
+        write_pr_qrels([record], out)
+    assert out.getvalue() == ""

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
+import pytrec_eval
 
 from submissions.formats.pr_run import PassageRecord, parse_pr_run
 from submissions.formats.qrels import parse_pr_qrels
@@ -47,12 +49,17 @@ def test_the_score_falls_as_the_rank_grows(rank: int, score: int) -> None:
 
 @pytest.mark.parametrize("rank", [0, 21])
 def test_it_refuses_a_rank_outside_1_to_max_rank(rank: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^" + re.escape(f"rank {rank} is outside 1..20") + "$"):
         res_score(rank)
 
 
+def test_it_takes_the_largest_rank_from_max_rank() -> None:
+    assert res_score(5, max_rank=5) == 1
+    with pytest.raises(ValueError, match="^" + re.escape("rank 6 is outside 1..5") + "$"):
+        res_score(6, max_rank=5)
+
+
 def test_trec_eval_ranks_the_passages_in_passage_rank_order() -> None:
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     # Rank 1 of D001 is the only relevant passage: nDCG@1 is 1 only if it comes first.
     qrels = {"D001": {"WASEDA-PO-1:1": 1}}
     run: dict[str, dict[str, float]] = {}
