@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg, user_arg
+from campaign.models import Role
+from campaign.selectors import campaign_role
 from scoring.models import Evaluation
 from scoring.services import evaluation_publish
+
+NOT_AN_ORGANISER = "'{username}' is not an organiser of {campaign}: only organisers publish"
+NO_TRACK = "no track '{track}' in {campaign} (tracks: {tracks})"
 
 
 class Command(BaseCommand):
@@ -24,9 +29,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
         user = user_arg(options["username"])
+        # The same rule as the API and the organiser pages: the command is no back door.
+        if campaign_role(campaign=campaign, user=user) != Role.ORGANISER:
+            raise CommandError(NOT_AN_ORGANISER.format(username=options["username"],
+                                                       campaign=campaign.slug))
         tracks = campaign.tracks.all()
         if options["track"]:
             tracks = tracks.filter(slug=options["track"])
+            if not tracks.exists():
+                known = ", ".join(campaign.tracks.order_by("slug")
+                                  .values_list("slug", flat=True)) or "none"
+                raise CommandError(NO_TRACK.format(track=options["track"],
+                                                   campaign=campaign.slug, tracks=known))
         for track in tracks.order_by("slug"):
             evaluation = Evaluation.objects.filter(track=track).order_by(
                 "-computed_at", "-id").first()
