@@ -1,23 +1,22 @@
-"""Fixtures for the pure measure tests: the shared example campaign and trec_eval's
-reference data, which live in shared/ beside the repository (DESIGN.md section 4)."""
+"""Fixtures for the pure measure tests: the toy campaign and trec_eval's reference
+data, both under tests/data (its README names their sources)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.scoring.measures.marked_run import MarkedBlock, read_marked_run
 
-SHARED = Path(os.environ.get("SHARED_DIR", Path(__file__).resolve().parents[4] / "shared"))
-EXAMPLES = SHARED / "examples"
-TREC_EVAL = SHARED / "reference" / "trec_eval"
+DATA = Path(__file__).resolve().parents[2] / "data"
+EXAMPLES = DATA / "toy"
+TREC_EVAL = DATA / "trec_eval"
 
 
 @pytest.fixture(scope="session")
 def examples_dir() -> Path:
-    assert EXAMPLES.is_dir(), f"shared examples not found at {EXAMPLES} (set SHARED_DIR)"
+    assert EXAMPLES.is_dir(), f"toy campaign not found at {EXAMPLES}"
     return EXAMPLES
 
 

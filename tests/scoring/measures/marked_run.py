@@ -1,5 +1,5 @@
-"""A tiny reader of marked AC runs, just enough to build measure inputs from the shared
-example (the real parser belongs to submissions/formats)."""
+"""A tiny reader of marked AC runs, just enough to build measure inputs from the toy
+campaign in tests/data/toy (the real parser belongs to submissions/formats)."""
 
 from __future__ import annotations
 

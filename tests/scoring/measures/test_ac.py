@@ -25,7 +25,8 @@ from scoring.measures.ac import (
 from tests.scoring.measures.marked_run import MarkedBlock
 
 TOY_QIDS = ("D001", "D002", "D003")
-INCORRECT_IN_TOY = {"D002"}  # examples/README.md: the 1962 film was not Jonathan Demme's
+# tests/data/README.md: Buzz Aldrin (D002) was not the first person on the Moon.
+INCORRECT_IN_TOY = {"D002"}
 
 
 def toy_answers(blocks: list[MarkedBlock]) -> dict[str, JudgedAnswer]:
@@ -45,50 +46,54 @@ def answers(*specs: tuple[str, bool, int]) -> dict[str, JudgedAnswer]:
 
 def test_the_toy_run_is_read_with_the_confidences_of_the_example(toy_marked_run):
     assert [(b.qid, b.confidence) for b in toy_marked_run] == [
-        ("D001", 85),
-        ("D002", 90),
-        ("D003", 60),
+        ("D001", 75),
+        ("D002", 85),
+        ("D003", 95),
     ]
 
 
 def test_the_toy_campaign_scores_as_the_examples_readme_says(toy_marked_run):
-    # Numbers from shared/examples/README.md (worked by hand there).
+    # tests/data/README.md, worked by hand there (R2C2 task definition, DESIGN.md
+    # section 6): I+ = {D001, D003}, I- = {D002}, p = 0.75, 0.85, 0.95.
+    # O = 0.85; U = (1 - 0.75) + (1 - 0.95) = 0.30; R_O = 1 - 0.85/1 = 0.15;
+    # R_U = 1 - 0.30/2 = 0.85; HMR = 2 * 0.15 * 0.85 / (0.15 + 0.85) = 0.255.
+    # Nugget precision: D001 R,R,B -> 2/3; D002 N,B -> 0; D003 R,R,N -> 2/3; mean 4/9.
     scores = score_ac_run(qids=TOY_QIDS, answers=toy_answers(toy_marked_run))
 
     assert scores.accuracy == pytest.approx(2 / 3)
-    assert scores.nugget_precision == pytest.approx(5 / 9)
-    assert scores.o == pytest.approx(0.90)
-    assert scores.u == pytest.approx(0.15 + 0.40)
-    assert scores.r_o == pytest.approx(0.10)
-    assert scores.r_u == pytest.approx(0.725)
-    assert round(scores.hmr, 5) == 0.17576
-    assert scores.hmr == pytest.approx(2 * 0.10 * 0.725 / 0.825)
+    assert scores.nugget_precision == pytest.approx(4 / 9)
+    assert scores.o == pytest.approx(0.85)
+    assert scores.u == pytest.approx(0.25 + 0.05)
+    assert scores.r_o == pytest.approx(0.15)
+    assert scores.r_u == pytest.approx(0.85)
+    assert scores.hmr == pytest.approx(0.255)
 
 
 def test_the_toy_campaign_has_the_readmes_per_question_nugget_precision(toy_marked_run):
     scores = score_ac_run(qids=TOY_QIDS, answers=toy_answers(toy_marked_run)).by_qid()
 
-    assert scores["D001"].nugget_precision == pytest.approx(2 / 3)
-    assert scores["D002"].nugget_precision == 0.0
-    assert scores["D003"].nugget_precision == 1.0
+    assert scores["D001"].nugget_precision == pytest.approx(2 / 3)  # R, R, B
+    assert scores["D002"].nugget_precision == 0.0  # N, B: entailed is not relevant
+    assert scores["D003"].nugget_precision == pytest.approx(2 / 3)  # R, R, N
     assert [scores[q].correct for q in TOY_QIDS] == [True, False, True]
 
 
 def test_the_toy_campaign_ece_and_brier_are_as_computed_by_hand(toy_marked_run):
-    # One answer per bin (0.85 -> [0.8, 0.9), 0.90 -> [0.9, 1.0], 0.60 -> [0.6, 0.7)), so
-    # ECE = (|1 - 0.85| + |0 - 0.90| + |1 - 0.60|) / 3 (Naeini et al. 2015; Guo et al.
-    # 2017 eq. 3) and Brier = (0.15^2 + 0.90^2 + 0.40^2) / 3 (Brier 1950).
+    # One answer per bin (0.75 -> [0.7, 0.8), 0.85 -> [0.8, 0.9), 0.95 -> [0.9, 1.0]), so
+    # ECE = (|1 - 0.75| + |0 - 0.85| + |1 - 0.95|) / 3 = 1.15 / 3 (Naeini et al. 2015;
+    # Guo et al. 2017 eq. 3) and Brier = (0.25^2 + 0.85^2 + 0.05^2) / 3 = 0.7875 / 3
+    # (Brier 1950); tests/data/README.md.
     scores = score_ac_run(qids=TOY_QIDS, answers=toy_answers(toy_marked_run))
 
-    assert scores.ece == pytest.approx((0.15 + 0.90 + 0.40) / 3)
-    assert scores.brier == pytest.approx((0.0225 + 0.81 + 0.16) / 3)
+    assert scores.ece == pytest.approx(0.383333, abs=1e-6)
+    assert scores.brier == pytest.approx(0.2625)
 
 
 def test_the_leaderboard_row_has_the_designed_columns(toy_marked_run):
     row = score_ac_run(qids=TOY_QIDS, answers=toy_answers(toy_marked_run)).leaderboard_row()
 
     assert list(row) == ["accuracy", "nugget_precision", "r_o", "r_u", "hmr", "ece", "brier"]
-    assert row["r_u"] == pytest.approx(0.725)
+    assert (row["r_o"], row["r_u"]) == (pytest.approx(0.15), pytest.approx(0.85))
 
 
 @pytest.mark.parametrize(

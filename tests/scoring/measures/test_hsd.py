@@ -95,14 +95,33 @@ def test_the_result_does_not_depend_on_chunking_threads(monkeypatch):
 
 
 def test_every_permutation_keeps_each_topics_scores():
-    # The run sums of any permutation add up to the grand total, and no range can
-    # exceed the spread of the row-wise extremes.
-    x = np.random.default_rng(1).random((30, 5))
+    # Each trial only reorders a topic's row, so the run sums of every trial add up to
+    # the grand total. Rows [0, 1], [0, 10], [0, 100] (grand total 111): run A's sum s is
+    # a sum of one score per row, s in {0, 1, 10, 11, 100, 101, 110, 111}, run B's is
+    # 111 - s, and the range |2s - 111| is one of 89, 91, 109, 111, each with chance 1/4.
+    # A score taken from another row, or counted twice, gives any other number.
+    x = np.array([[0.0, 1.0], [0.0, 10.0], [0.0, 100.0]])
 
-    ranges = hsd._permutation_ranges(x, 200, 0, 1)
+    ranges = hsd._permutation_ranges(x, 400, 0, 1)
 
-    assert np.all(ranges >= 0)
-    assert np.all(ranges <= (x.max(axis=1) - x.min(axis=1)).sum() + 1e-9)
+    # All four show up: missing one in 400 trials has chance 4 * (3/4)^400 < 1e-49.
+    assert set(ranges.tolist()) == {89.0, 91.0, 109.0, 111.0}
+
+
+def test_every_permutation_is_one_of_the_possible_reorderings():
+    # With scores 1, 10, 100, ... (one power of ten per cell) the run sums say which
+    # cell went where; every trial's range must be one that some reordering of each
+    # row gives, enumerated here over all (3!)^3 = 216 of them.
+    x = (10.0 ** np.arange(9)).reshape(3, 3).astype(np.float64)
+    possible = {
+        float(np.ptp(np.sum(rows, axis=0)))
+        for rows in itertools.product(*[list(itertools.permutations(row)) for row in x])
+    }
+
+    ranges = hsd._permutation_ranges(x, 2000, 0, 1)
+
+    assert set(ranges.tolist()) <= possible
+    assert np.all(ranges <= (x.max(axis=1) - x.min(axis=1)).sum())
 
 
 def test_pairs_list_every_pair_once_with_names():

@@ -43,6 +43,10 @@ def test_the_toy_run_derives_the_example_pr_qrels(toy_marked_run, examples_dir):
 
     qrels = derive_pr_qrels([marked_nuggets(toy_marked_run)])
 
+    # tests/data/README.md: D001 nuggets 1 and 2 (R) both cite WASEDA-PO-1:1; D003 nugget
+    # 1 (R) cites WASEDA-PO-1:1 and nugget 2 (R) KYOTO-PG-1:1; no D002 nugget is R.
+    assert qrels == {"D001": {"WASEDA-PO-1:1": 2},
+                     "D003": {"KYOTO-PG-1:1": 1, "WASEDA-PO-1:1": 1}}
     assert qrels == read_qrels(expected)
     assert pr_qrels_lines(qrels) == expected.splitlines()
 

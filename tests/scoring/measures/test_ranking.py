@@ -55,7 +55,9 @@ def trec_eval_order(scores: dict[str, float]) -> list[str]:
 def reference(trec_eval_dir):
     qrels = read_trec_qrels(trec_eval_dir / "qrels.test")
     run = read_trec_run(trec_eval_dir / "results.test")
-    expected = read_trec_eval_output(trec_eval_dir / "out.test.aq", {"ndcg_cut_10", "ndcg_cut_20"})
+    expected = read_trec_eval_output(
+        trec_eval_dir / "out.test.aq.ndcg_cut", {"ndcg_cut_10", "ndcg_cut_20"}
+    )
     return qrels, run, expected
 
 
@@ -254,17 +256,29 @@ def toy_ranking(examples_dir: Path, run: str) -> dict[str, list[str]]:
 
 def test_the_toy_pr_runs_score_as_computed_by_hand(examples_dir):
     qrels = read_trec_qrels_3col(examples_dir / "pr.qrels")
-    # D001: both relevant passages at ranks 1, 2 of WASEDA-PO-1 -> 1. D003: relevant
-    # WASEDA-PO-1:1 at rank 1, KYOTO-PG-1:1 not returned -> 1 / (1 + 1/log2(3)).
-    # D002 has no relevant passage and is not averaged over.
-    d003 = 1 / (1 + 1 / log2(3))
+    # tests/data/README.md: D001 has WASEDA-PO-1:1 (grade 2); D003 has WASEDA-PO-1:1 and
+    # KYOTO-PG-1:1 (grade 1 each); D002 has no relevant passage and is not averaged over.
+    # nDCG (linear gain, log2(r + 1) discount): D001 WASEDA 2/2 = 1, KYOTO 0; D003 one
+    # grade-1 passage at rank 1 against the ideal [1, 1]: 1 / (1 + 1/log2(3)) = 0.613147
+    # for either run (neither returns the other's passage).
+    # Q-measure (beta = 1; Sakai 2004): D001 WASEDA BR(1) = 3/3 over R = 1 -> 1;
+    # D003 BR(1) = 2/2 over R = 2 -> 0.5. Means: WASEDA 0.75, KYOTO 0.25.
+    # nERR@10 (Pr = g / (g_max + 1), g_max = 2; Chapelle et al. 2009): D001 WASEDA
+    # (2/3) / (2/3) = 1; D003 (1/3) / (1/3 + 1/2 * 2/3 * 1/3) = 0.75.
+    # Means: WASEDA 0.875, KYOTO 0.375.
+    d003 = 0.613147
 
     waseda = score_pr_run(qrels=qrels, rankings=toy_ranking(examples_dir, "WASEDA-PO-1"))
     kyoto = score_pr_run(qrels=qrels, rankings=toy_ranking(examples_dir, "KYOTO-PG-1"))
 
-    assert waseda.ndcg[10].per_question == {"D001": 1.0, "D003": pytest.approx(d003)}
-    assert waseda.leaderboard_row()["ndcg@10"] == pytest.approx((1 + d003) / 2)
-    assert kyoto.leaderboard_row()["ndcg@20"] == pytest.approx(d003 / 2)
+    assert waseda.ndcg[10].per_question == {"D001": 1.0, "D003": pytest.approx(d003, abs=1e-6)}
+    assert kyoto.ndcg[10].per_question == {"D001": 0.0, "D003": pytest.approx(d003, abs=1e-6)}
+    assert waseda.leaderboard_row()["ndcg@10"] == pytest.approx(0.806574, abs=1e-6)
+    assert kyoto.leaderboard_row()["ndcg@20"] == pytest.approx(0.306574, abs=1e-6)
+    assert waseda.leaderboard_row()["q_measure"] == pytest.approx(0.75)
+    assert kyoto.leaderboard_row()["q_measure"] == pytest.approx(0.25)
+    assert waseda.leaderboard_row()["nerr@10"] == pytest.approx(0.875)
+    assert kyoto.leaderboard_row()["nerr@10"] == pytest.approx(0.375)
     assert waseda.ms_ndcg[10].mean == pytest.approx(waseda.ndcg[10].mean)
     assert set(waseda.leaderboard_row()) >= {"ndcg@10", "ndcg@20", "q_measure", "nerr@10"}
 

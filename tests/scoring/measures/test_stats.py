@@ -6,7 +6,6 @@ import math
 import re
 
 import pytest
-from scipy import stats as sp_stats
 
 from scoring.measures.stats import (
     BAD_LEVEL,
@@ -85,23 +84,73 @@ def test_two_way_anova_of_purely_additive_scores_has_no_residual():
     assert anova.residual_variance == pytest.approx(0.0, abs=1e-15)
 
 
-def expected_ci_width(n: int, sigma_t: float, alpha: float = 0.05) -> float:
-    # Sakai, "Topic set size design", IRJ 2016, section 5:
-    # E[W] = 2 t(n-1; alpha/2) * sqrt(2/(n-1)) Gamma(n/2) / Gamma((n-1)/2) * sigma / sqrt(n).
-    c = math.sqrt(2 / (n - 1)) * math.gamma(n / 2) / math.gamma((n - 1) / 2)
-    return 2 * sp_stats.t.ppf(1 - alpha / 2, n - 1) * c * sigma_t / math.sqrt(n)
+# Three topics, two runs: small enough to work everything out by hand.
+#   run A = 0.6, 0.8, 1.0: mean 0.8, s^2 = (0.04 + 0 + 0.04) / 2 = 0.04, s = 0.2.
+#   run B = 0.1, 0.7, 0.7: mean 0.5, s^2 = (0.16 + 0.04 + 0.04) / 2 = 0.12.
+#   A - B = 0.5, 0.1, 0.3: mean 0.3, s^2 = (0.04 + 0.04 + 0) / 2 = 0.04, s = 0.2.
+# df = 2 and t(2; 0.025) = 4.302653 (any t table).
+SMALL_MATRIX = [[0.6, 0.1], [0.8, 0.7], [1.0, 0.7]]
+RUN_A, RUN_B = [0.6, 0.8, 1.0], [0.1, 0.7, 0.7]
 
 
-@pytest.mark.parametrize(("residual_variance", "ci_width"), [(0.02, 0.1), (0.05, 0.2), (0.1, 0.5)])
+def test_the_mean_ci_of_three_topics_uses_t_with_two_degrees_of_freedom():
+    # A: 4.302653 * 0.2 / sqrt(3) = 4.302653 * 0.115470 = 0.496828.
+    # B: s / sqrt(3) = sqrt(0.12 / 3) = 0.2, so 4.302653 * 0.2 = 0.860531.
+    a, b = mean_ci(RUN_A), mean_ci(RUN_B)
+
+    assert (a.mean, a.margin) == (pytest.approx(0.8), pytest.approx(0.496828, abs=1e-6))
+    assert (a.lower, a.upper) == (pytest.approx(0.303172, abs=1e-6),
+                                  pytest.approx(1.296828, abs=1e-6))
+    assert (b.mean, b.margin) == (pytest.approx(0.5), pytest.approx(0.860531, abs=1e-6))
+
+
+def test_the_paired_t_test_of_three_topics_matches_a_hand_computation():
+    # d = 0.5, 0.1, 0.3: the CI is 0.3 +- 4.302653 * 0.2 / sqrt(3) = 0.3 +- 0.496828;
+    # t = 0.3 / (0.2 / sqrt(3)) = 1.5 sqrt(3) = 2.598076. With 2 df the t distribution
+    # has a closed form, P(T > t) = (1 - t / sqrt(2 + t^2)) / 2 (Student 1908), so the
+    # two-sided p = 1 - 2.598076 / sqrt(8.75) = 1 - 2.598076 / 2.958040 = 0.121690.
+    result = paired_t_test(RUN_A, RUN_B)
+
+    assert (result.mean_difference, result.df) == (pytest.approx(0.3), 2)
+    assert result.t_statistic == pytest.approx(2.598076, abs=1e-6)
+    assert result.p_value == pytest.approx(0.121690, abs=1e-6)
+    assert (result.lower, result.upper) == (pytest.approx(-0.196828, abs=1e-6),
+                                            pytest.approx(0.796828, abs=1e-6))
+
+
+def test_two_way_anova_of_the_small_matrix_has_half_the_difference_variance():
+    # Grand mean 0.65; topic means 0.35, 0.75, 0.85; run means 0.8, 0.5. The residuals
+    # x - topic mean - run mean + grand mean are +-0.1 on topics 1 and 2 and 0 on topic
+    # 3: SS_residual = 4 * 0.01 = 0.04 on (3 - 1)(2 - 1) = 2 df, so V_E = 0.02, half the
+    # variance 0.04 of the differences A - B (Sakai 2016, section 6: sigma_t^2 = 2 V_E).
+    anova = two_way_anova(SMALL_MATRIX)
+
+    assert anova.df_residual == 2
+    assert anova.residual_variance == pytest.approx(0.02)
+    assert anova.f_system == pytest.approx(0.135 / 0.02)  # SS_system = 3 (0.15^2 + 0.15^2)
+
+
+@pytest.mark.parametrize(("ci_width", "topics"), [(3.0, 2), (0.9, 3), (0.6, 4), (0.5, 5),
+                                                 (0.28, 10)])
 def test_the_ci_based_topic_set_size_is_the_first_n_whose_expected_width_fits(
-    residual_variance, ci_width
+    ci_width, topics
 ):
-    # sigma_t^2 = 2 V_E (Sakai 2016, section 6).
-    sigma_t = math.sqrt(2 * residual_variance)
-
-    n = topic_set_size_ci(residual_variance=residual_variance, ci_width=ci_width)
-
-    assert expected_ci_width(n, sigma_t) <= ci_width < expected_ci_width(n - 1, sigma_t)
+    # Sakai, "Topic set size design", IRJ 2016, section 5: the smallest n with
+    #   E[W](n) = 2 t(n-1; 0.025) c4(n) sigma_t / sqrt(n) <= delta,
+    # c4(n) = sqrt(2/(n-1)) Gamma(n/2) / Gamma((n-1)/2), the bias of the sample SD
+    # (c4(2) = sqrt(2/pi) = 0.797885, c4(3) = sqrt(pi)/2 = 0.886227, c4(4) = 0.921318,
+    # c4(5) = 0.939986, c4(9) = 0.969311, c4(10) = 0.972659; any control-chart table).
+    # V_E = 0.02 (the small matrix above) gives sigma_t = sqrt(2 V_E) = 0.2, so with the
+    # t table (t(1) = 12.706205, t(2) = 4.302653, t(3) = 3.182446, t(4) = 2.776445,
+    # t(8) = 2.306004, t(9) = 2.262157):
+    #   E[W](2) = 0.4 * 12.706205 * 0.797885 / sqrt(2)  = 2.86748
+    #   E[W](3) = 0.4 *  4.302653 * 0.886227 / sqrt(3)  = 0.88060
+    #   E[W](4) = 0.4 *  3.182446 * 0.921318 / 2        = 0.58641
+    #   E[W](5) = 0.4 *  2.776445 * 0.939986 / sqrt(5)  = 0.46686
+    #   E[W](9) = 0.4 *  2.306004 * 0.969311 / 3        = 0.29803
+    #   E[W](10) = 0.4 * 2.262157 * 0.972659 / sqrt(10) = 0.27832
+    # and E[W] falls with n: delta = 0.9 first fits at n = 3, 0.28 at n = 10, and so on.
+    assert topic_set_size_ci(residual_variance=0.02, ci_width=ci_width) == topics
 
 
 def test_the_ci_based_topic_set_size_is_above_the_normal_approximation():
