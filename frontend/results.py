@@ -135,13 +135,29 @@ class PlotSection:
     groups: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class CampaignTime:
+    """A moment as the pages show it: in the campaign's time zone, with UTC on hover
+    (DESIGN.md section 7: deadlines are enforced in UTC, shown in the campaign's zone)."""
+
+    utc: datetime
+    local: datetime
+    zone: str
+
+
+def campaign_time(campaign: Campaign, at: datetime) -> CampaignTime:
+    return CampaignTime(utc=at.astimezone(zoneinfo.ZoneInfo("UTC")),
+                        local=at.astimezone(zoneinfo.ZoneInfo(campaign.timezone)),
+                        zone=campaign.timezone)
+
+
 @dataclass
 class BoardView:
     track: str
     kind: str
     kind_label: str
     published: bool
-    public_from: datetime | None
+    public_from: CampaignTime | None  # published, not yet public: when it will be
     judge: str
     computed_at_utc: datetime
     computed_at_local: datetime
@@ -425,7 +441,8 @@ def _board_view(campaign: Campaign, board: Mapping[str, Any], now: datetime) -> 
     zone = zoneinfo.ZoneInfo(campaign.timezone)
     computed_at = datetime.fromisoformat(board["computed_at"])
     measures = MEASURES.get(board["kind"], [])
-    public_from = (campaign.results_release if board["published"]
+    public_from = (campaign_time(campaign, campaign.results_release)
+                   if board["published"] and campaign.results_release
                    and not campaign.results_released(now) else None)
     return BoardView(
         track=board["track"], kind=board["kind"],
@@ -441,13 +458,18 @@ def _board_view(campaign: Campaign, board: Mapping[str, Any], now: datetime) -> 
     )
 
 
+def _public_at(campaign: Campaign, role: str | None, now: datetime) -> CampaignTime | None:
+    """For the public, before results_release: when published leaderboards become public."""
+    if role is None and campaign.results_release and not campaign.results_released(now):
+        return campaign_time(campaign, campaign.results_release)
+    return None
+
+
 def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
     if role == Role.ORGANISER:
         return "No track has been scored yet."
-    if role is None and campaign.results_release and not campaign.results_released(now):
-        return (f"No results are public yet. Published leaderboards become public at "
-                f"{campaign.results_release.astimezone(zoneinfo.ZoneInfo('UTC')):%Y-%m-%d %H:%M}"
-                " UTC.")
+    if _public_at(campaign, role, now) is not None:
+        return "No results are public yet."  # the page adds when they will be
     return "No results are published yet."
 
 
@@ -499,6 +521,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "role": role,
         "boards": [_board_view(campaign, board, now) for board in boards],
         "empty_message": _empty_message(campaign, role, now),
+        "public_at": _public_at(campaign, role, now),
     }
     return render(request, "frontend/results/results.html", context)
 

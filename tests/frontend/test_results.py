@@ -40,7 +40,7 @@ def empty_cache() -> Iterator[None]:
 
 @pytest.fixture
 def scored(toy_ac_run: Run, judge: OpenAIJudge) -> list[Evaluation]:
-    """The toy campaign graded as shared/examples/WASEDA-AC-1.marked says, and scored."""
+    """The toy campaign graded as tests/data/toy/WASEDA-AC-1.marked says, and scored."""
     run_grade(run=toy_ac_run, judge=judge)
     Run.objects.filter(pk=toy_ac_run.pk).update(status="grading")
     run_grading_finish(run=toy_ac_run)
@@ -94,9 +94,11 @@ class TestWhoSeesWhat:
     def test_anonymous_visitors_are_told_when_results_become_public(
         self, personas: Personas, scored: list[Evaluation]
     ) -> None:
-        release = personas.campaign.results_release
-        assert release is not None
-        assert (f"Published leaderboards become public at {release:%Y-%m-%d %H:%M} UTC"
+        campaign = personas.campaign
+        assert campaign.results_release is not None
+        local = campaign.results_release.astimezone(ZoneInfo(campaign.timezone))
+        # In the campaign's zone, UTC on hover (tests/frontend/test_release_time.py).
+        assert (f"{local:%Y-%m-%d %H:%M}</time> ({campaign.timezone})."
                 in page(personas, "anonymous"))
 
     def test_organisers_see_every_track_with_a_not_published_notice(
@@ -153,9 +155,11 @@ class TestLeaderboardTables:
                         html, flags=re.S)
         assert row is not None
         cells = re.findall(r'class="num">([^<]*)</td>', row.group(0))
-        # shared/examples/README.md: accuracy 2/3, nugget precision 5/9, R_O 0.1,
-        # R_U 0.725, HMR 0.17576.
-        assert cells[:6] == ["1", "0.6667", "0.5556", "0.1000", "0.7250", "0.1758"]
+        # tests/data/README.md, by hand (DESIGN.md section 6), p = confidence / 100:
+        # accuracy |I+|/N = 2/3; nugget precision (2/3 + 0/2 + 2/3) / 3 = 4/9;
+        # R_O = 1 - 0.85/1 = 0.15; R_U = 1 - (0.25 + 0.05)/2 = 0.85;
+        # HMR = 2 * 0.15 * 0.85 / (0.15 + 0.85) = 0.255.
+        assert cells[:6] == ["1", "0.6667", "0.4444", "0.1500", "0.8500", "0.2550"]
         assert ">WASEDA-AC-1</a>" in row.group(0)
         assert '<td data-sort-value="WASEDA">WASEDA</td>' in row.group(0)
 
@@ -180,7 +184,8 @@ class TestLeaderboardTables:
         assert html.count('<table id="ac-leaderboard" class="results-table sortable"') == 1
         # The script that turns headers into buttons is there; without it, nothing breaks.
         assert "frontend/results.js" in html
-        # PR runs ranked by nDCG@10: WASEDA-PO-1 (1 + 1/IDCG)/2 beats KYOTO-PG-1.
+        # PR runs ranked by nDCG@10 (tests/data/README.md): WASEDA-PO-1 (1 + 1/(1 + 1/log2 3))/2
+        # = 0.806574 beats KYOTO-PG-1 (0 + 1/(1 + 1/log2 3))/2 = 0.306574.
         assert html.index(">WASEDA-PO-1</a>") < html.index(">KYOTO-PG-1</a>")
 
     def test_the_judge_time_and_edited_judgments_are_shown(
@@ -218,9 +223,10 @@ class TestDrillDown:
         assert "✓ correct" in rows["D001"] and "✗ incorrect" in rows["D002"]
         assert "✓ correct" in rows["D003"]
         assert "Question D001?" in html
-        # Nugget precision per question: 2/3, 0/1, 2/2 (shared/examples/README.md).
+        # Nugget precision per question, R / returned (tests/data/README.md): D001 2/3,
+        # D002 0/2, D003 2/3.
         assert ">0.6667</td>" in rows["D001"] and ">0.0000</td>" in rows["D002"]
-        assert ">1.0000</td>" in rows["D003"]
+        assert ">0.6667</td>" in rows["D003"]
 
     def test_a_pr_run_shows_its_ranking_measures(self, personas: Personas,
                                                  scored: list[Evaluation]) -> None:
@@ -304,7 +310,7 @@ class TestPlots:
         self, personas: Personas, scored: list[Evaluation]
     ) -> None:
         svg = svg_titled(page(personas, "organiser"), "R_O against R_U for every AC run")
-        assert "WASEDA-AC-1 (HMR 0.176)" in svg
+        assert "WASEDA-AC-1 (HMR 0.255)" in svg  # 2 * 0.15 * 0.85 / 1.00, tests/data/README.md
         for level in ("0.2", "0.4", "0.6", "0.8"):
             assert f"HMR = {level}" in svg
         assert "stroke-dasharray" in svg  # the iso-curves are dashed
@@ -313,11 +319,13 @@ class TestPlots:
                                                   scored: list[Evaluation]) -> None:
         html = page(personas, "organiser")
         assert html.count("<summary>The numbers in this plot</summary>") == len(self.TITLES)
-        # The toy run's confidences: 90 on its incorrect answer, 85 and 60 on the others.
-        for bin_range, accuracy in (("0.6 to 0.7", "1.0000"), ("0.8 to 0.9", "1.0000"),
-                                    ("0.9 to 1.0", "0.0000")):
+        # The toy run's confidences (tests/data/README.md): 85 on its incorrect answer,
+        # 75 and 95 on the correct ones, each alone in its bin of width 0.1.
+        for bin_range, confidence, accuracy in (("0.7 to 0.8", "0.7500", "1.0000"),
+                                                ("0.8 to 0.9", "0.8500", "0.0000"),
+                                                ("0.9 to 1.0", "0.9500", "1.0000")):
             assert re.search(rf'{bin_range}</th><td data-sort-value="" class="num">1</td>'
-                             rf'<td[^>]*>0\.\d{{4}}</td><td[^>]*>{accuracy}</td>', html)
+                             rf'<td[^>]*>{confidence}</td><td[^>]*>{accuracy}</td>', html)
 
     def test_the_hsd_display_says_which_pairs_differ_in_words(
         self, personas: Personas, scored: list[Evaluation]
