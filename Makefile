@@ -32,7 +32,6 @@ lint: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_campaign demo/campaign.yaml
 	$(PY) manage.py demo_accounts demo-movies
 	$(PY) manage.py submit_runs demo-movies --as olga --keep-going \

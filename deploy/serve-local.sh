@@ -2,14 +2,29 @@
 # Serve the site on one machine: a local Celery worker in the background (on the
 # embedded filesystem broker unless CELERY_BROKER_URL says otherwise) and gunicorn
 # in the foreground. Ctrl-C stops both.
+#
+# Everything it writes goes under VAR_DIR (default: var/ in the clone), as in
+# config/settings.py: the static files, the worker's log, and (through the settings)
+# the SQLite database, the embedded broker's queues and the uploaded runs.
 set -eu
+# A relative VAR_DIR is taken from where the script is started, before moving to the clone.
+case ${VAR_DIR:-} in
+    "") VAR_DIR=$(cd "$(dirname "$0")/.." && pwd)/var ;;
+    /*) ;;
+    *) VAR_DIR=$PWD/$VAR_DIR ;;
+esac
+export VAR_DIR
+cd "$(dirname "$0")/.."
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 PY=${PY:-.venv/bin/python}
-mkdir -p var/log
+mkdir -p "$VAR_DIR/log"
+
+# The pages' CSS and scripts, served by whitenoise from VAR_DIR/static.
+"$PY" manage.py collectstatic --noinput --verbosity 0
 
 "$PY" -m celery -A config worker --loglevel=INFO --concurrency=2 \
-    --logfile=var/log/worker.log &
+    --logfile="$VAR_DIR/log/worker.log" &
 worker=$!
 trap 'kill $worker 2>/dev/null; wait $worker 2>/dev/null' EXIT INT TERM
 
@@ -17,13 +32,12 @@ cat <<MSG
 
   The service is starting on http://$HOST:$PORT/
     campaigns        http://$HOST:$PORT/
-    demo campaign    http://$HOST:$PORT/campaigns/demo-movies/
-    demo runs        http://$HOST:$PORT/campaigns/demo-movies/runs/   (sign in as olga)
+    demo campaign    http://$HOST:$PORT/campaigns/demo-movies/   (after make demo: sign in as olga)
     REST API         http://$HOST:$PORT/api/v1/campaigns/
     API docs         http://$HOST:$PORT/api/docs/
-    health           http://$HOST:$PORT/healthz
-    admin            http://$HOST:$PORT/admin/   (organiser olga, password above)
-  Worker log: var/log/worker.log. Stop with Ctrl-C.
+    health           http://$HOST:$PORT/healthz   (?worker=1 also pings the worker)
+    admin            http://$HOST:$PORT/admin/
+  Data: $VAR_DIR. Worker log: $VAR_DIR/log/worker.log. Stop with Ctrl-C.
 
 MSG
 "$PY" -m gunicorn config.wsgi:application -c deploy/gunicorn.conf.py --bind "$HOST:$PORT"

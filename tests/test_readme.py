@@ -1,0 +1,361 @@
+"""The README's walk-through, run as written: from an empty VAR_DIR to a published leaderboard.
+
+The shell blocks marked `<!-- walkthrough: run -->` in README.md are typed, in order, into
+one bash session, as a reader types them into a terminal; the block marked
+`<!-- walkthrough: serve -->` runs in a second session with the first one's exported
+variables, in the background, until the end. The blocks are read from README.md itself,
+so the README and this test cannot drift apart. Only the values of a few variables are
+ours (never the commands): a fresh VAR_DIR and CAMPAIGN_DIR, a free port on 127.0.0.1,
+and a scripted OpenAI-compatible judge as GRADER_BASE_URL, so the leaderboard the
+walk-through publishes has numbers worked out by hand below.
+
+Every subprocess runs on the embedded defaults (SQLite and the filesystem task queue
+under VAR_DIR): the service's own variables, DATABASE_URL and CELERY_BROKER_URL among
+them, are removed from their environment, so CI's PostgreSQL and Redis are not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import select
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from math import log2
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
+from tests.support import REPO
+
+README = REPO / "README.md"
+MARKER = re.compile(r"^<!-- walkthrough: (?P<role>run|serve|same as (?P<path>\S+)) -->$")
+FENCE = re.compile(r"^```(?P<info>[\w-]*)$")
+
+BLOCK_SECONDS = 600  # one block, `make venv` included (it may install what changed)
+READY_SECONDS = 180  # `make serve` until the site, the queue and the worker answer
+STOP_SECONDS = 60  # Ctrl-C until every process of a session has gone
+
+
+@dataclass(frozen=True)
+class Block:
+    role: str  # "run", "serve" or "same as PATH"
+    info: str  # the fence's info string: sh, yaml, ...
+    text: str
+    line: int  # of the fence in README.md
+
+
+def walkthrough_blocks(markdown: str) -> list[Block]:
+    """The fenced blocks each preceded by a walkthrough marker, in README order."""
+    lines = markdown.splitlines()
+    blocks = []
+    for number, line in enumerate(lines):
+        marker = MARKER.match(line.strip())
+        if not marker:
+            continue
+        fence = FENCE.match(lines[number + 1]) if number + 1 < len(lines) else None
+        assert fence, f"README.md line {number + 1}: a walkthrough marker must precede a fence"
+        end = lines.index("```", number + 2)
+        blocks.append(Block(role=marker["role"], info=fence["info"],
+                            text="\n".join(lines[number + 2:end]) + "\n", line=number + 2))
+    return blocks
+
+
+def with_values(script: str, values: dict[str, str]) -> tuple[str, set[str]]:
+    """`script` with the value of each assignment `NAME=...` of `values` replaced."""
+    found = set()
+    for name, value in values.items():
+        script, count = re.subn(rf"(?<![\w$]){name}=\S+", f"{name}={shlex.quote(value)}",
+                                script)
+        if count:
+            found.add(name)
+    return script, found
+
+
+def embedded_environment() -> dict[str, str]:
+    """This process's environment without the service's settings (deploy/.env.example
+    lists them all), make's and pytest-django's: what a fresh shell on the machine has."""
+    example = (REPO / "deploy" / ".env.example").read_text(encoding="utf-8")
+    names = set(re.findall(r"^([A-Z][A-Z0-9_]*)=", example, flags=re.M))
+    names |= {f"{name}_FILE" for name in names}
+    names |= {"DJANGO_SETTINGS_MODULE", "MPLCONFIGDIR", "HOST", "PORT", "PY", "SITE",
+              "CAMPAIGN_DIR", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}
+    return {k: v for k, v in os.environ.items() if k not in names}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _live_processes(group: int) -> list[int]:
+    """Processes of a process group that have not exited (zombies aside: PID 1 of a
+    container does not always reap the orphans it inherits)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if fields[0] != "Z" and int(fields[2]) == group:
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def stop_session(process: subprocess.Popen[Any], first: signal.Signals) -> None:
+    """Send `first` to the session's whole process group, then SIGKILL what is left."""
+    group = process.pid  # start_new_session: the leader's pid is the group's id
+    for sig in (first, signal.SIGKILL):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + STOP_SECONDS
+        while _live_processes(group) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not _live_processes(group):
+            break
+    process.wait(timeout=STOP_SECONDS)
+    assert not _live_processes(group), f"processes of group {group} outlived SIGKILL"
+
+
+def tail(path: Path, lines: int = 60) -> str:
+    if not path.exists():
+        return f"({path.name}: not written)"
+    return f"--- {path} ---\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class Terminal:
+    """One bash session that the walk-through's blocks are typed into, in order.
+
+    Each block is sourced from a file with stdin from /dev/null (so no command can read
+    the blocks that follow), under `set -eu`: the first failing command ends the session.
+    After each block the session writes a line to a pipe of ours; a session that dies
+    closes the pipe instead.
+    """
+
+    def __init__(self, *, env: dict[str, str], folder: Path, log: IO[str]) -> None:
+        self.folder = folder
+        self.count = 0
+        self._done, done_in_shell = os.pipe()
+        self.process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+            stdout=log, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            pass_fds=(done_in_shell,),
+        )
+        os.close(done_in_shell)
+        self._done_fd = done_in_shell  # its number inside the session
+        self._type("set -eu")
+
+    def _type(self, command: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+
+    def run(self, script: str, *, what: str) -> None:
+        self.count += 1
+        path = self.folder / f"block-{self.count}.sh"
+        path.write_text(f"set -x\n{script}set +x\n", encoding="utf-8")
+        self._type(f"source {shlex.quote(str(path))} < /dev/null")
+        self._type(f"echo ok >&{self._done_fd}")
+        ready, _, _ = select.select([self._done], [], [], BLOCK_SECONDS)
+        assert ready, f"{what} still running after {BLOCK_SECONDS} s"
+        assert os.read(self._done, 64) == b"ok\n", f"{what} failed (the session ended)"
+
+    def environment(self) -> dict[str, str]:
+        """The session's exported variables now (what a second terminal is told to export)."""
+        dump = self.folder / "environment"
+        self.run(f"env -0 > {shlex.quote(str(dump))}\n", what="dumping the environment")
+        pairs = [pair.partition("=") for pair in dump.read_bytes().decode().split("\0")]
+        return {name: value for name, equals, value in pairs if equals}
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # the session died already
+            self.process.stdin.close()
+        os.close(self._done)
+        stop_session(self.process, signal.SIGTERM)
+
+
+def get_json(url: str, token: str | None = None) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if token:
+        request.add_header("Authorization", f"Token {token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+def wait_until_served(site: str, serve: subprocess.Popen[Any]) -> None:
+    """Poll /healthz?worker=1 (database, queue, storage and a worker answer) until 200."""
+    deadline = time.monotonic() + READY_SECONDS
+    while True:
+        assert serve.poll() is None, f"make serve exited with {serve.returncode}"
+        try:
+            if get_json(f"{site}/healthz?worker=1")["status"] == "ok":
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
+            pass
+        assert time.monotonic() < deadline, f"{site} not ready after {READY_SECONDS} s"
+        time.sleep(0.25)
+
+
+# --- what the judge says, and what the leaderboard must then show -------------------------
+
+def planets_judge() -> ScriptedJudge:
+    """The judge of the walk-through, as a marked run would say it (demo/walkthrough/runs).
+
+    Every nugget is entailed: including nugget 3 of ALPHA-AC-1 on P001, which the
+    walk-through's first edit makes bogus. Correct answers, with their relevant nuggets:
+    ALPHA "Jupiter" [1, 3], "Mars" [1]; BETA "The planet Mars" [1, 2]. Wrong: ALPHA
+    "Three", BETA "Saturn", and BETA "Two: Phobos and Deimos", which the second edit
+    makes correct with nuggets [1, 2] relevant.
+    """
+    return ScriptedJudge(
+        correct={"Jupiter": True, "Mars": True, "The planet Mars": True, "Three": False,
+                 "Saturn": False, "Two: Phobos and Deimos": False},
+        relevant={"Jupiter": [1, 3], "Mars": [1], "The planet Mars": [1, 2]},
+    )
+
+
+# After both edits (DESIGN.md section 6; p = confidence / 100; N = 3 questions):
+#
+# ALPHA-AC-1  P001 Jupiter 90 correct, marks R N B (nugget 3 edited to bogus; the answer,
+#             judged again, keeps only nugget 1), precision 1/3
+#             P002 Mars 80 correct, R N: 1/2;  P003 Three 60 wrong, N: 0
+#   accuracy 2/3, precision (1/3 + 1/2 + 0) / 3 = 5/18, R_O = 1 - 0.6/1 = 0.4,
+#   R_U = 1 - (0.1 + 0.2)/2 = 0.85, HMR = 2 * 0.4 * 0.85 / 1.25 = 0.544,
+#   ECE (each p alone in its bin) = (0.1 + 0.2 + 0.6) / 3 = 0.3,
+#   Brier = (0.01 + 0.04 + 0.36) / 3 = 0.41 / 3
+# BETA-AC-1   P001 Saturn 40 wrong, N: 0;  P002 The planet Mars 95 correct, R R: 1
+#             P003 Two: Phobos and Deimos 85, edited to correct with R R: 1
+#   accuracy 2/3, precision 2/3, R_O = 1 - 0.4 = 0.6, R_U = 1 - (0.05 + 0.15)/2 = 0.9,
+#   HMR = 2 * 0.6 * 0.9 / 1.5 = 0.72, ECE = (0.4 + 0.05 + 0.15) / 3 = 0.2,
+#   Brier = (0.16 + 0.0025 + 0.0225) / 3 = 0.185 / 3
+EXPECTED_AC = [  # ranked by HMR
+    {"run": "BETA-AC-1", "team": "BETA", "accuracy": 2 / 3, "nugget_precision": 2 / 3,
+     "r_o": 0.6, "r_u": 0.9, "hmr": 0.72, "ece": 0.2, "brier": 0.185 / 3},
+    {"run": "ALPHA-AC-1", "team": "ALPHA", "accuracy": 2 / 3, "nugget_precision": 5 / 18,
+     "r_o": 0.4, "r_u": 0.85, "hmr": 0.544, "ece": 0.3, "brier": 0.41 / 3},
+]
+# Derived qrels (grade = R nuggets citing the PassageKey): P001 ALPHA-PO-1:1 1;
+# P002 ALPHA-PO-1:2 2 (ALPHA #1, BETA #2), BETA-PG-1:1 1; P003 BETA-PG-1:1 1, BETA-PG-1:2 1.
+# nDCG@10, linear gain, log2(rank + 1) discount, mean over the three questions:
+# ALPHA-PO-1  P001 [1, 0]: 1;  P002 [0, 2] vs ideal [2, 1];  P003 [0]: 0
+# BETA-PG-1   P001 [0]: 0;  P002 [1, 0] vs ideal [2, 1];  P003 [1, 1]: 1
+IDEAL_P002 = 2 + 1 / log2(3)
+EXPECTED_NDCG = {"ALPHA-PO-1": (1 + (2 / log2(3)) / IDEAL_P002 + 0) / 3,
+                 "BETA-PG-1": (0 + 1 / IDEAL_P002 + 1) / 3}
+
+
+# --- the tests -----------------------------------------------------------------------------
+
+@pytest.fixture
+def blocks() -> list[Block]:
+    return walkthrough_blocks(README.read_text(encoding="utf-8"))
+
+
+def test_the_walkthrough_goes_from_an_empty_machine_to_a_published_leaderboard(
+    blocks: list[Block],
+) -> None:
+    runs = [block.text for block in blocks if block.role == "run"]
+    script = "".join(runs)
+    steps = ["make venv", "manage.py migrate", "manage.py load_campaign",
+             "manage.py drf_create_token", "GRADER_BASE_URL=", "-F track=pr", "-F track=ac",
+             "manage.py grade", "-X PATCH", "manage.py score",
+             "manage.py publish_leaderboards"]
+    assert [step for step in steps if step not in script] == []
+    positions = [script.index(step) for step in steps]
+    assert positions == sorted(positions), "the steps are out of order"
+    assert "/leaderboards/" in runs[-1]  # it ends reading the published leaderboards
+    assert [block.text for block in blocks if block.role == "serve"] == ["make serve\n"]
+
+
+def test_the_readme_shows_the_walkthroughs_files_as_they_are(blocks: list[Block]) -> None:
+    shown = [block for block in blocks if block.role.startswith("same as ")]
+    assert shown, "the README shows the campaign's YAML"
+    for block in shown:
+        path = REPO / block.role.removeprefix("same as ")
+        assert block.text == path.read_text(encoding="utf-8"), (
+            f"README.md line {block.line} differs from {path.relative_to(REPO)}")
+
+
+@pytest.fixture
+def scripted_judge() -> Iterator[ScriptedServer]:
+    with ScriptedServer(planets_judge()) as server:
+        yield server
+
+
+@pytest.mark.worker
+def test_the_readme_walkthrough_runs_as_written(
+    blocks: list[Block], scripted_judge: ScriptedServer, tmp_path: Path
+) -> None:
+    port = free_port()
+    site = f"http://127.0.0.1:{port}"
+    var_dir = tmp_path / "var"
+    values = {"VAR_DIR": str(var_dir), "CAMPAIGN_DIR": str(tmp_path / "my-campaign"),
+              "HOST": "127.0.0.1", "PORT": str(port), "GRADER_BASE_URL": scripted_judge.base_url}
+    substituted: set[str] = set()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    terminal_log, serve_log = logs / "terminal.log", logs / "serve.log"
+    serve: subprocess.Popen[Any] | None = None
+    with terminal_log.open("w") as log:
+        terminal = Terminal(env=embedded_environment(), folder=logs, log=log)
+    try:
+        for block in blocks:
+            if block.role.startswith("same as "):
+                continue
+            script, found = with_values(block.text, values)
+            substituted |= found
+            what = f"README.md block at line {block.line}"
+            if block.role == "run":
+                terminal.run(script, what=what)
+                continue
+            # The second terminal: the first one's exported variables, then the block.
+            with serve_log.open("w") as log:
+                serve = subprocess.Popen(
+                    ["bash", "--noprofile", "--norc", "-euc", script], cwd=REPO,
+                    env=terminal.environment(), stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True)
+            wait_until_served(site, serve)
+        assert substituted == set(values), "the walk-through sets these variables"
+        assert serve is not None and serve.poll() is None, "the site is still served"
+        tokens = terminal.environment()
+
+        published = get_json(f"{site}/api/v1/campaigns/planets/leaderboards/",
+                             tokens["ANN_TOKEN"])["leaderboards"]
+        public = get_json(f"{site}/api/v1/campaigns/planets/leaderboards/")["leaderboards"]
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\n{tail(terminal_log)}\n{tail(serve_log)}\n"
+                             f"{tail(var_dir / 'log' / 'worker.log')}") from None
+    finally:
+        if serve is not None:
+            stop_session(serve, signal.SIGINT)  # Ctrl-C, as the README says
+        terminal.close()
+
+    ac, pr = published
+    assert (ac["track"], ac["published"], ac["edited_judgments"]) == ("ac", True, 2)
+    assert [(row["run"], row["team"]) for row in ac["rows"]] == [
+        (row["run"], row["team"]) for row in EXPECTED_AC]
+    measures = [key for key in EXPECTED_AC[0] if key not in ("run", "team")]
+    for row, expected in zip(ac["rows"], EXPECTED_AC, strict=True):
+        assert {key: row[key] for key in measures} == pytest.approx(
+            {key: expected[key] for key in measures}, abs=1e-12), row["run"]
+    assert (pr["track"], pr["published"]) == ("pr", True)
+    assert {row["run"]: row["ndcg@10"] for row in pr["rows"]} == pytest.approx(
+        EXPECTED_NDCG, abs=1e-9)
+    assert public == []  # results_release is in 2099
+    # Everything was written under the walk-through's VAR_DIR, the serve script's log too.
+    assert (var_dir / "db.sqlite3").is_file() and (var_dir / "log" / "worker.log").is_file()
