@@ -118,7 +118,7 @@ def worker_env(
         database_url = _test_database_url()
     return {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url, "GRADER_BASE_URL": session_judge.base_url,
-            "GRADER_MODEL": "scripted-judge", "GRADER_TIMEOUT": "5"}
+            "GRADER_MODEL": "scripted-judge", "GRADER_TIMEOUT": "60"}
 
 
 @pytest.fixture(scope="session")

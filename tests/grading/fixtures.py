@@ -16,7 +16,7 @@ from tests.support import Personas, Upload, example, share_pr_runs
 
 
 def judge_from_marked_example() -> ScriptedJudge:
-    """A judge that answers as shared/examples/WASEDA-AC-1.marked says."""
+    """A judge that answers as tests/data/toy/WASEDA-AC-1.marked says."""
     marked = parse_marked_ac_run(io.BytesIO(example("WASEDA-AC-1.marked")))
     assert marked.ok
     script = ScriptedJudge()
@@ -40,9 +40,16 @@ def server(script: ScriptedJudge) -> Iterator[ScriptedServer]:
         yield running
 
 
+#: The client timeout of a test whose scripted server holds a request until teardown: the
+#: held request always times out; every other reply has this long on loopback, which even
+#: one busy core gives it many times over.
+GIVES_UP_AFTER = 1.0
+
+
 def make_judge(server: ScriptedServer, **options: object) -> OpenAIJudge:
+    # A timeout far beyond any loopback reply: where no timeout is under test, none fires.
     config = dict(base_url=server.base_url, model="scripted-judge", concurrency=4,
-                  timeout=0.5, max_retries=3, parse_attempts=2, backoff_initial=0.01,
+                  timeout=30.0, max_retries=3, parse_attempts=2, backoff_initial=0.01,
                   backoff_max=0.05)
     config.update(options)
     return OpenAIJudge(JudgeConfig(**config))  # type: ignore[arg-type]
@@ -55,7 +62,7 @@ def judge(server: ScriptedServer) -> OpenAIJudge:
 
 @pytest.fixture
 def toy_ac_run(personas: Personas, upload: Upload) -> Run:
-    """WASEDA-AC-1 of shared/examples, accepted after both PR runs were shared."""
+    """WASEDA-AC-1 of the toy campaign, accepted after both PR runs were shared."""
     upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
     upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
     share_pr_runs(personas)

@@ -3,6 +3,10 @@
 `ScriptedJudge.reply` decides each answer from the request: the tests say which
 nuggets are entailed and which answers are correct, as a human would write a marked
 run. Faults (timeouts, 500s, 429s, malformed JSON) can be scripted per input.
+
+Nothing here waits on the clock: a request that must wait (a scripted timeout, a held
+answer) waits on a condition that a test or the server's teardown fulfils, so the
+outcome is the same on an idle machine and on one busy core.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from typing import Any
 
 Fault = str  # "timeout", "500", "429", "garbage"
 
+#: How long a request waits for `hold_until` before it gives up: only a client that never
+#: reaches that concurrency (a failing test) ever waits this long.
+HOLD_LIMIT = 10.0
+
 
 @dataclass
 class ScriptedJudge:
@@ -27,17 +35,35 @@ class ScriptedJudge:
     correct: dict[str, bool] = field(default_factory=dict)
     relevant: dict[str, list[int]] = field(default_factory=dict)
     # key (nugget or answer text) -> faults to serve, one per request, before answering.
+    # A "timeout" is never answered while the server runs, so the client's timeout fires.
     faults: dict[str, list[Fault]] = field(default_factory=dict)
-    delay: float = 0.0
+    # Requests wait until this many have been in flight at once, so a client allowed that
+    # many reaches it whatever the scheduling.
+    hold_until: int = 0
+    # While set, answer requests wait (after setting `answer_arrived`) until
+    # `release_answers()`: the entailment step is over and the answer step under way.
+    hold_answers: bool = False
+    answer_arrived: threading.Event = field(default_factory=threading.Event)
     calls: Counter[str] = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Condition = field(default_factory=threading.Condition)
 
-    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str]:
-        """(status, chat completion or error body, the content) for one request."""
+    def release_answers(self) -> None:
+        """Let held answer requests (and later ones) through."""
+        with self.lock:
+            self.hold_answers = False
+            self.lock.notify_all()
+
+    def reply(self, body: dict[str, Any], *, stopping: threading.Event
+              ) -> tuple[int, dict[str, Any] | None, str]:
+        """(status, chat completion or error body, the content) for one request.
+
+        Waits, where the script says so, until `stopping` is set (the server's teardown).
+        """
         user = body["messages"][-1]["content"]
-        if user.startswith("PASSAGE:"):
+        is_answer = not user.startswith("PASSAGE:")
+        if not is_answer:
             # The nugget is the last labelled section (passages hold no line breaks).
             key = user.rsplit("\n\n", 1)[1].split("\n", 1)[1].strip()
             content = {"reason": "scripted", "entailed": self.entailed.get(key, True)}
@@ -53,12 +79,17 @@ class ScriptedJudge:
             self.calls[key] += 1
             pending = self.faults.get(key)
             fault = pending.pop(0) if pending else None
+            if is_answer and self.hold_answers:
+                self.answer_arrived.set()
+                self.lock.wait_for(lambda: not self.hold_answers or stopping.is_set())
+            if fault == "timeout":
+                # Never answered while the client waits: its timeout fires first, however
+                # slowly the machine runs; the teardown lets this thread end.
+                self.lock.wait_for(stopping.is_set)
         if fault == "500":
             return 500, {"error": {"message": "scripted failure"}}, ""
         if fault == "429":
             return 429, {"error": {"message": "slow down"}}, ""
-        if fault == "timeout":
-            time.sleep(2.0)  # longer than the tests' client timeout
         text = "this is not JSON {" if fault == "garbage" else json.dumps(content)
         return 200, {
             "id": "scripted", "object": "chat.completion", "created": int(time.time()),
@@ -75,7 +106,8 @@ class ScriptedServer:
 
     def __init__(self, judge: ScriptedJudge) -> None:
         self.judge = judge
-        script = judge
+        self.stopping = threading.Event()
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -83,13 +115,17 @@ class ScriptedServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
+                # Read through the server: a test may swap the judge's fields meanwhile.
+                script = server.judge
                 with script.lock:
                     script.in_flight += 1
                     script.max_in_flight = max(script.max_in_flight, script.in_flight)
+                    script.lock.notify_all()
+                    script.lock.wait_for(
+                        lambda: script.max_in_flight >= script.hold_until
+                        or server.stopping.is_set(), timeout=HOLD_LIMIT)
                 try:
-                    if script.delay:
-                        time.sleep(script.delay)
-                    status, payload, _ = script.reply(body)
+                    status, payload, _ = script.reply(body, stopping=server.stopping)
                 finally:
                     with script.lock:
                         script.in_flight -= 1
@@ -101,7 +137,7 @@ class ScriptedServer:
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a scripted timeout)
+                    pass  # the client gave up (a scripted timeout, a killed worker)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -120,5 +156,9 @@ class ScriptedServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # Let held requests end (their clients are gone or about to be).
+        self.stopping.set()
+        with self.judge.lock:
+            self.judge.lock.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()

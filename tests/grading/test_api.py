@@ -10,13 +10,15 @@ import pytest
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
 from grading.selectors import marked_run
-from grading.services import run_grade
+from grading.services import campaign_grading_queue, run_grade
 from submissions.models import Run
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
 
 NOT_ORGANISER = ["participant_a", "participant_b", "outsider"]
+ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
+MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
 
 
 @pytest.fixture
@@ -43,13 +45,13 @@ class TestJudgmentsList:
             "/api/v1/campaigns/toy/judgments/?run=WASEDA-AC-1&kind=entailment")
         assert response.status_code == 200
         items = response.json()
-        assert len(items) == 6
+        assert len(items) == 8
         first = items[0]
         assert {"id", "kind", "run", "qid", "nugget_num", "entailed", "reason", "edited",
                 "judge"} <= set(first)
         assert (first["run"], first["qid"], first["nugget_num"]) == ("WASEDA-AC-1", "D001", 1)
         bogus = [i for i in items if i["entailed"] is False]
-        assert [(i["qid"], i["nugget_num"]) for i in bogus] == [("D001", 3)]
+        assert [(i["qid"], i["nugget_num"]) for i in bogus] == [("D001", 3), ("D002", 2)]
 
     def test_answers_list_their_verdict_and_relevant_nuggets(
         self, personas: Personas, graded: Run
@@ -83,21 +85,21 @@ class TestPostEditing:
         self, personas: Personas, graded: Run, judge: OpenAIJudge,
         django_capture_on_commit_callbacks: Callable[..., Any],
     ) -> None:
-        bogus = judgment_of("entailment", text="The Manchurian Candidate starred Harvey Janet.")
+        bogus = judgment_of("entailment", text=ESA_LAUNCH)
         assert marks(graded)["D001#3"] == "B"
 
         with django_capture_on_commit_callbacks(execute=False) as queued:
             response = personas.client("organiser").patch(
                 f"/api/v1/judgments/{bogus.pk}/",
-                {"entailed": True, "reason": "Laurence Harvey and Janet Leigh star",
-                 "note": "the passage names both actors"}, format="json")
+                {"entailed": True, "reason": "accepted on appeal",
+                 "note": "the team showed another source"}, format="json")
 
         assert response.status_code == 200, response.json()
         body = response.json()
         assert body["label"] == {"entailed": True} and body["llm_label"] == {"entailed": False}
         assert body["edited"] is True
         [edit] = body["history"]
-        assert (edit["edited_by"], edit["note"]) == ("olga", "the passage names both actors")
+        assert (edit["edited_by"], edit["note"]) == ("olga", "the team showed another source")
         assert edit["previous_label"] == {"entailed": False}
         assert len(queued) == 1  # the run is queued for grading again
 
@@ -109,10 +111,11 @@ class TestPostEditing:
     def test_an_answer_edit_makes_its_nuggets_relevant(
         self, personas: Personas, graded: Run
     ) -> None:
-        d002 = judgment_of("answer", text="Jonathan Demme")
+        d002 = judgment_of("answer", text="Buzz Aldrin")
         response = personas.client("organiser").patch(
             f"/api/v1/judgments/{d002.pk}/",
-            {"correct": True, "relevant": [1], "note": "accepting the 2004 film"}, format="json")
+            {"correct": True, "relevant": [1], "note": "he walked on the Moon too"},
+            format="json")
         assert response.status_code == 200
         assert marks(graded)["D002#1"] == "R"
         assert {b.marked.qid: b.correct for b in marked_run(run=graded)}["D002"] is True
@@ -121,14 +124,14 @@ class TestPostEditing:
     @pytest.mark.parametrize(
         ("kind", "text", "payload", "field", "message"),
         [
-            ("entailment", "The Two Towers opened in December 2002.", {"entailed": True},
+            ("entailment", MARS_DIAMETER, {"entailed": True},
              "note", "This field is required."),
-            ("entailment", "The Two Towers opened in December 2002.",
+            ("entailment", MARS_DIAMETER,
              {"correct": True, "note": "n"}, "entailed",
              "this entailment judgment takes {\"entailed\": true|false}; found {'correct': True}"),
-            ("answer", "Jonathan Demme", {"correct": True, "relevant": [7], "note": "n"},
+            ("answer", "Buzz Aldrin", {"correct": True, "relevant": [7], "note": "n"},
              "relevant", "relevant must list NuggetNums shown to the judge ([1]); found [7]"),
-            ("answer", "Jonathan Demme", {"correct": False, "relevant": [1], "note": "n"},
+            ("answer", "Buzz Aldrin", {"correct": False, "relevant": [1], "note": "n"},
              "relevant", "relevant nuggets are only possible when the answer is correct"),
         ],
         ids=["no note", "wrong fields", "unknown nugget", "relevant but incorrect"],
@@ -168,13 +171,23 @@ class TestGradingEndpoint:
         assert len(body["tasks"]) == 1
         assert len(queued) == 1
         progress = client.get("/api/v1/campaigns/toy/grading/").json()
-        assert (progress["done"], progress["total"]) == (0, 9)
-        assert progress["runs"][0]["entailments"] == {"done": 0, "total": 6}
+        assert (progress["done"], progress["total"]) == (0, 11)
+        assert progress["runs"][0]["entailments"] == {"done": 0, "total": 8}
 
     @pytest.mark.parametrize("who", NOT_ORGANISER)
-    def test_no_one_else_may_start_grading(self, personas: Personas, toy_ac_run: Run,
-                                           who: str) -> None:
-        assert personas.client(who).post("/api/v1/campaigns/toy/grading/").status_code == 403
+    def test_no_one_else_may_start_grading(
+        self, personas: Personas, toy_ac_run: Run, who: str,
+        django_capture_on_commit_callbacks: Callable[..., Any],
+    ) -> None:
+        status = toy_ac_run.status
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            response = personas.client(who).post("/api/v1/campaigns/toy/grading/")
+        assert response.status_code == 403
+        assert response.json()["detail"] == "only the organisers of toy may do this"
+        assert queued == []  # no grading task is sent
+        toy_ac_run.refresh_from_db()
+        assert toy_ac_run.status == status
+        assert campaign_grading_queue(campaign=personas.campaign) == [toy_ac_run.pk]
 
 
 def test_the_marked_run_downloads_for_organisers_only(personas: Personas, graded: Run) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import io
-import time
-from datetime import timedelta
+import threading
+from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -21,11 +22,14 @@ from grading.services import (
 )
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
-from tests.grading.fixtures import make_judge
+from tests.grading.fixtures import GIVES_UP_AFTER, make_judge
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
 from tests.support import Personas, Upload, example
 
 pytestmark = pytest.mark.django_db
+
+# D001's nugget 3: the cited passage says a Long March 3B launched Chang'e 4.
+BOGUS = "Chang'e 4 was launched by the European Space Agency."
 
 
 def marked_text(run: Run) -> bytes:
@@ -41,14 +45,16 @@ def test_the_toy_run_is_marked_exactly_as_the_example_says(toy_ac_run: Run, judg
     assert marked_text(toy_ac_run) == example("WASEDA-AC-1.marked")
     verdicts = {b.marked.qid: b.correct for b in marked_run(run=toy_ac_run)}
     assert verdicts == {"D001": True, "D002": False, "D003": True}
-    assert (report.nuggets, report.entailment_calls, report.answer_calls) == (6, 6, 3)
+    assert (report.nuggets, report.entailment_calls, report.answer_calls) == (8, 8, 3)
     assert report.needs_review == 0
 
 
 def test_bogus_nuggets_are_never_shown_to_the_answer_step(toy_ac_run: Run, judge: object) -> None:
     run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
-    d001 = Judgment.objects.get(kind="answer", input__answer="Anthony Mackie")
+    d001 = Judgment.objects.get(kind="answer", input__answer="China National Space Administration")
     assert [n["num"] for n in d001.input["nuggets"]] == [1, 2]  # nugget 3 is bogus
+    d002 = Judgment.objects.get(kind="answer", input__answer="Buzz Aldrin")
+    assert [n["num"] for n in d002.input["nuggets"]] == [1]  # nugget 2 is bogus
 
 
 def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> None:
@@ -85,11 +91,13 @@ def test_identical_inputs_are_judged_once_across_runs_and_re_runs(
 
 @pytest.mark.parametrize("fault", ["timeout", "500", "429"])
 def test_transient_failures_are_retried_until_the_judge_answers(
-    toy_ac_run: Run, judge: object, script: ScriptedJudge, fault: str
+    toy_ac_run: Run, server: ScriptedServer, script: ScriptedJudge, fault: str
 ) -> None:
-    nugget = "The Manchurian Candidate starred Harvey Janet."
+    nugget = BOGUS
     script.faults[nugget] = [fault, fault]
-    run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
+    # A scripted timeout is never answered, so only the client's timeout ends it.
+    judge = make_judge(server, **({"timeout": GIVES_UP_AFTER} if fault == "timeout" else {}))
+    run_grade(run=toy_ac_run, judge=judge)
     assert script.calls[nugget] == 3
     judgment = Judgment.objects.get(kind="entailment", input__nugget=nugget)
     assert (judgment.llm_label, judgment.attempts) == ({"entailed": False}, 3)
@@ -99,7 +107,7 @@ def test_transient_failures_are_retried_until_the_judge_answers(
 def test_a_reply_that_never_parses_needs_review_and_counts_nowhere(
     toy_ac_run: Run, judge: object, script: ScriptedJudge
 ) -> None:
-    nugget = "The Manchurian Candidate starred Harvey Janet."
+    nugget = BOGUS
     script.faults[nugget] = ["garbage", "garbage"]  # parse_attempts = 2
 
     report = run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
@@ -120,19 +128,19 @@ def test_a_judge_that_goes_down_mid_run_loses_and_duplicates_nothing(
     toy_ac_run: Run, script: ScriptedJudge
 ) -> None:
     with ScriptedServer(script) as server:
-        server.judge.faults.update({  # the server breaks down for one nugget
-            "The Two Towers opened in December 2002.": ["500"] * 10})
+        server.judge.faults.update({  # the server breaks down for the last nugget
+            "Mars is the fourth planet from the Sun.": ["500"] * 10})
         with pytest.raises(JudgeUnavailable):
             run_grade(run=toy_ac_run, judge=make_judge(server, max_retries=1), batch=2)
     stored = Judgment.objects.count()
-    assert stored == 5  # every answered call was kept
+    assert stored == 7  # every answered call was kept, its batch-mate's too
     assert not NuggetEntailment.objects.exists()  # nothing linked half-way
 
     script.faults.clear()
     with ScriptedServer(script) as server:  # back up, on another port
         report = run_grade(run=toy_ac_run, judge=make_judge(server))
     assert (report.entailment_calls, report.answer_calls) == (1, 3)
-    assert Judgment.objects.filter(kind="entailment").count() == 6
+    assert Judgment.objects.filter(kind="entailment").count() == 8
     assert marked_text(toy_ac_run) == example("WASEDA-AC-1.marked")
 
 
@@ -163,7 +171,9 @@ def test_a_claim_whose_heartbeat_went_silent_may_be_taken_over(
 def test_the_judge_never_sees_more_requests_at_once_than_its_concurrency(
     toy_ac_run: Run, server: ScriptedServer
 ) -> None:
-    server.judge.delay = 0.05
+    # The server answers none until two are in flight: a client allowed two reaches two
+    # whatever the scheduling, and one that sent more would show it.
+    server.judge.hold_until = 2
     run_grade(run=toy_ac_run, judge=make_judge(server, concurrency=2))
     assert server.judge.max_in_flight == 2
 
@@ -171,10 +181,10 @@ def test_the_judge_never_sees_more_requests_at_once_than_its_concurrency(
 def test_progress_counts_judgments_per_run(toy_ac_run: Run, judge: object,
                                            personas: Personas) -> None:
     [before] = grading_progress(campaign=personas.campaign)
-    assert (before.done, before.total) == (0, 9)
+    assert (before.done, before.total) == (0, 11)  # eight nuggets and three answers
     run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
     [after] = grading_progress(campaign=personas.campaign)
-    assert (after.done, after.total, after.needs_review) == (9, 9, 0)
+    assert (after.done, after.total, after.needs_review) == (11, 11, 0)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -182,12 +192,21 @@ def test_a_grading_task_keeps_its_claim_alive_while_it_works(
     toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("grading.services.HEARTBEAT_EVERY", 0.02)
+    # The heartbeat thread reads the clock to write a beat: that tells the test one is
+    # under way, and leaving the block joins the thread, so the beat is then stored.
+    beating = threading.Event()
+
+    def now() -> datetime:
+        if threading.current_thread().name.startswith("heartbeat-run-"):
+            beating.set()
+        return timezone.now()
+
+    monkeypatch.setattr("grading.services.timezone", SimpleNamespace(now=now))
     assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
     old = timezone.now() - timedelta(hours=1)
     Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=old)
     with run_grading_heartbeat(run=toy_ac_run, token="task-1"):
-        deadline = time.monotonic() + 10
-        while Run.objects.get(pk=toy_ac_run.pk).grading_heartbeat == old:
-            assert time.monotonic() < deadline, "no heartbeat"
-            time.sleep(0.01)
+        assert beating.wait(timeout=60), "no heartbeat"
+    beat = Run.objects.get(pk=toy_ac_run.pk).grading_heartbeat
+    assert beat is not None and beat > old
     assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -38,10 +37,10 @@ def test_a_worker_grades_the_queued_runs(
     result: dict[str, Any] = AsyncResult(task_id).get(timeout=120)
 
     assert {k: result[k] for k in ("entailment_calls", "answer_calls", "needs_review")} == {
-        "entailment_calls": 6, "answer_calls": 3, "needs_review": 0}
+        "entailment_calls": 8, "answer_calls": 3, "needs_review": 0}
     run = Run.objects.get(pk=run_id)
     marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
-    assert marks == "RRBNRR"
+    assert marks == "RRBNBRRN"
     # The last graded run of the round queues scoring on the same worker.
     evaluations: list[int] = AsyncResult(result["scoring_task"]).get(timeout=120)
     assert len(evaluations) == 2  # the ac and pr tracks
@@ -60,31 +59,31 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
     share_pr_runs(personas)
     run_id = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1")).json()["id"]
 
-    # A worker of its own queue grades slowly and is killed while answers are judged.
-    script.delay = 1.0
+    # A worker of its own queue is killed while its answer requests wait at the judge:
+    # the entailment step is over, the answer step under way and unanswered.
+    script.hold_answers = True
     doomed = start_worker(worker_env, queues="doomed", name="doomed")
     try:
         grade_run.apply_async(args=(run_id,), queue="doomed")
-        deadline = time.monotonic() + 120
-        while Judgment.objects.filter(kind="entailment").count() < 6:
-            assert time.monotonic() < deadline, "the doomed worker never judged"
-            time.sleep(0.1)
+        assert script.answer_arrived.wait(timeout=120), "the doomed worker never judged"
         doomed.send_signal(signal.SIGKILL)
     finally:
         doomed.wait(timeout=30)
+        script.release_answers()  # to a dead client
     run = Run.objects.get(pk=run_id)
     assert run.status == RunStatus.GRADING and not AnswerEvaluation.objects.exists()
+    assert Judgment.objects.filter(kind="entailment").count() == 8
+    assert not Judgment.objects.filter(kind="answer").exists()
 
     # Its heartbeat goes stale; organisers queue grading again and a live worker takes over.
     Run.objects.filter(pk=run_id).update(grading_heartbeat=timezone.now() - timedelta(hours=1))
-    script.delay = 0.0
     response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
     assert response.json()["runs"] == ["WASEDA-AC-1"]
     result: dict[str, Any] = AsyncResult(response.json()["tasks"][0]).get(timeout=120)
 
     assert (result["entailment_calls"], result["answer_calls"]) == (0, 3)
-    assert Judgment.objects.count() == 9  # six nuggets and three answers, each once
-    assert NuggetEntailment.objects.count() == 6 and AnswerEvaluation.objects.count() == 3
+    assert Judgment.objects.count() == 11  # eight nuggets and three answers, each once
+    assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
     assert all(script.calls[n] == 1 for n in script.entailed)  # no nugget judged twice
     marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
-    assert marks == "RRBNRR"
+    assert marks == "RRBNBRRN"

@@ -5,12 +5,17 @@ It serves POST /v1/chat/completions from a script of steps, in order, or from a
 - `Reply(content)`: a 200 chat completion with that message content and usage;
 - `Status(code)`: an error status with an OpenAI-style error body (and Retry-After);
 - `RawBody(body)`: a 200 with that body, whatever it is;
-and each may carry a `delay` in seconds before the server answers (a client with a
-shorter timeout sees a timeout). When the script runs out, the last step repeats.
+- `NoReply()`: no answer at all while the server runs, so the client's timeout fires
+  whatever its length and however loaded the machine; the server's teardown ends it;
+and each of the first three may carry `after`, the name of a gate the server waits for
+before answering: `fake.release(name)` opens it (so does the teardown). When the script
+runs out, the last step repeats. Nothing waits on the clock, so outcomes do not depend
+on scheduling.
 
 It records every request body and the most requests it had in flight at once. With
-`hold_until=N`, requests wait (at most `hold_timeout` s) until N have been in flight at
-once, so a client allowed N concurrent requests reaches N deterministically.
+`hold_until=N`, requests wait until N have been in flight at once, so a client allowed
+N concurrent requests reaches N deterministically (`hold_timeout` only bounds how long
+a test of a client that never gets there takes to fail).
 
 Usage (also as the `fake_openai` fixture):
 
@@ -37,8 +42,8 @@ class Reply:
     content: str
     prompt_tokens: int = 120
     completion_tokens: int = 20
-    delay: float = 0.0
     finish_reason: str = "stop"
+    after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class Status:
     code: int
     message: str = "scripted failure"
     retry_after: float | None = None
-    delay: float = 0.0
+    after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,10 +61,15 @@ class RawBody:
     """A 200 whose body is `body` as is (a broken server or proxy)."""
 
     body: bytes
-    delay: float = 0.0
+    after: str | None = None
 
 
-Step = Reply | Status | RawBody
+@dataclass(frozen=True)
+class NoReply:
+    """A request the server never answers while it runs (the client times out)."""
+
+
+Step = Reply | Status | RawBody | NoReply
 
 
 @dataclass
@@ -72,6 +82,8 @@ class _State:
     in_flight: int = 0
     max_in_flight: int = 0
     served: int = 0
+    released: set[str] = field(default_factory=set)
+    stopping: bool = False
     lock: threading.Condition = field(default_factory=threading.Condition)
 
     def next_step(self, body: dict[str, Any]) -> Step:
@@ -91,7 +103,7 @@ class FakeOpenAI:
         *,
         responder: Callable[[dict[str, Any]], Step] | None = None,
         hold_until: int = 0,
-        hold_timeout: float = 2.0,
+        hold_timeout: float = 10.0,
     ) -> None:
         steps = list(steps)
         if not steps and responder is None:
@@ -119,12 +131,21 @@ class FakeOpenAI:
         with self.state.lock:
             return self.state.max_in_flight
 
+    def release(self, gate: str) -> None:
+        """Let the replies waiting for `gate` (and later ones) be sent."""
+        with self.state.lock:
+            self.state.released.add(gate)
+            self.state.lock.notify_all()
+
     def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        with self.state.lock:  # let held requests end
+            self.state.stopping = True
+            self.state.lock.notify_all()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -164,12 +185,20 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
                 state.lock.notify_all()
                 step = state.next_step(body)
-                deadline = time.monotonic() + state.hold_timeout
-                while state.max_in_flight < state.hold_until and time.monotonic() < deadline:
-                    state.lock.wait(timeout=deadline - time.monotonic())
+                state.lock.wait_for(
+                    lambda: state.max_in_flight >= state.hold_until or state.stopping,
+                    timeout=state.hold_timeout)
+                # A NoReply waits for the teardown; a gated reply for its gate (or that).
+                gate = None if isinstance(step, NoReply) else step.after
+                if isinstance(step, NoReply) or gate is not None:
+                    state.lock.wait_for(lambda: state.stopping or gate in state.released)
+            if isinstance(step, NoReply):
+                self.close_connection = True  # nothing to say; the client is long gone
+                with state.lock:
+                    state.in_flight -= 1
+                    state.lock.notify_all()
+                return
             try:
-                if step.delay:
-                    time.sleep(step.delay)  # the server's latency, as the script says
                 if isinstance(step, RawBody):
                     self._send_bytes(200, step.body)
                 elif isinstance(step, Reply):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -14,17 +15,22 @@ from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import JudgeRequest, entailment_request
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
 from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
-from tests.grading.llm.fake_server import FakeOpenAI, RawBody, Reply, Status
+from tests.grading.llm.fake_server import FakeOpenAI, NoReply, RawBody, Reply, Status
 
 T = TypeVar("T")
 
 ENTAILED = '{"entailed": true, "reason": "The passage says so."}'
 NOT_ENTAILED = '{"entailed": false, "reason": "The passage is about something else."}'
 
+# The client timeout where a timeout is under test: the fake never answers a NoReply, so
+# that request always times out; every other reply has this long on loopback, which even
+# one busy core gives it many times over. Elsewhere the timeout is far beyond any reply.
+GIVES_UP_AFTER = 1.0
+
 
 def config(fake: FakeOpenAI, **overrides: Any) -> JudgeConfig:
     settings: dict[str, Any] = {
-        "base_url": fake.base_url, "model": "fake-judge", "concurrency": 4, "timeout": 0.2,
+        "base_url": fake.base_url, "model": "fake-judge", "concurrency": 4, "timeout": 30.0,
         "max_retries": 3, "parse_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.05,
     }
     settings.update(overrides)
@@ -44,7 +50,9 @@ async def judge_one(cfg: JudgeConfig, passage: str = "P", nugget: str = "N"
 def test_it_records_a_judgment_with_its_provenance() -> None:
     with FakeOpenAI([Reply(ENTAILED, prompt_tokens=150, completion_tokens=17)]) as fake:
         cfg = config(fake)
+        started = time.monotonic()
         call = run(judge_one(cfg, passage="Paris is in France.", nugget="Paris is French."))
+        elapsed = time.monotonic() - started
 
     assert call.label == EntailmentLabel(entailed=True, reason="The passage says so.")
     assert call.needs_review is False
@@ -58,7 +66,7 @@ def test_it_records_a_judgment_with_its_provenance() -> None:
     assert call.prompt_tokens == 150
     assert call.completion_tokens == 17
     assert call.finish_reason == "stop"
-    assert 0 < call.latency < 0.2
+    assert 0 < call.latency < elapsed  # the request's own time, within the whole call's
     assert call.attempts == 1
     assert call.input_hash == entailment_request(
         passage="Paris is in France.", nugget="Paris is French."
@@ -80,12 +88,14 @@ def test_it_sends_the_schema_and_greedy_decoding_parameters() -> None:
 
 
 def test_it_retries_a_timeout_then_succeeds() -> None:
-    with FakeOpenAI([Reply(NOT_ENTAILED, delay=0.6), Reply(NOT_ENTAILED)]) as fake:
-        call = run(judge_one(config(fake)))
+    with FakeOpenAI([NoReply(), Reply(NOT_ENTAILED)]) as fake:
+        call = run(judge_one(config(fake, timeout=GIVES_UP_AFTER)))
+        requests = len(fake.requests)
 
     assert call.label == EntailmentLabel(entailed=False,
                                          reason="The passage is about something else.")
     assert call.attempts == 2
+    assert requests == 2
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 408])
@@ -195,8 +205,8 @@ def test_transient_failures_and_bad_replies_are_counted_together_in_attempts() -
 
 
 def test_requests_in_flight_never_exceed_the_concurrency() -> None:
-    with FakeOpenAI([Reply(ENTAILED, delay=0.05)], hold_until=3) as fake:
-        cfg = config(fake, concurrency=3, timeout=5.0)
+    with FakeOpenAI([Reply(ENTAILED)], hold_until=3) as fake:
+        cfg = config(fake, concurrency=3)
 
         async def judge_many() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
             async with JudgeClient(cfg) as judge:
@@ -233,14 +243,21 @@ def test_a_batch_keeps_request_order_and_isolates_a_failure() -> None:
 def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
     def respond(body: dict[str, Any]) -> Reply:
         claim = body["messages"][1]["content"].rsplit("CLAIM:\n", 1)[1]
-        # The first request is the slowest, so it must come out last.
-        return Reply(ENTAILED, delay=0.15 if claim == "N0" else 0.0)
+        # The first request is answered only once the other three have come out, so it
+        # must come out last; one yielded in request order would wait for it, time out
+        # (no retry) and come out first, as an error.
+        return Reply(ENTAILED, after="the rest came out" if claim == "N0" else None)
 
     requests = [entailment_request(passage="P", nugget=f"N{i}") for i in range(4)]
     with FakeOpenAI(responder=respond) as fake:
         async def collect() -> list[tuple[JudgeRequest[EntailmentLabel], object]]:
-            async with JudgeClient(config(fake, timeout=2.0)) as judge:
-                return [pair async for pair in judge.judge_each(requests)]
+            pairs: list[tuple[JudgeRequest[EntailmentLabel], object]] = []
+            async with JudgeClient(config(fake, timeout=10.0, max_retries=0)) as judge:
+                async for pair in judge.judge_each(requests):
+                    pairs.append(pair)
+                    if len(pairs) == 3:
+                        fake.release("the rest came out")
+            return pairs
 
         pairs = run(collect())
 

@@ -1,0 +1,90 @@
+"""`manage.py grade SLUG`: grades the pending AC runs in-process, scores, and shows a
+progress bar per run on a terminal (silent in logs)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+
+from grading.models import Judgment
+from scoring.models import Evaluation
+from submissions.models import Run, RunStatus
+from tests.grading.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.django_db
+
+
+class Terminal(io.StringIO):
+    """What the command's stderr is when someone watches it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def grade(server: ScriptedServer, slug: str, stderr: io.StringIO) -> str:
+    stdout = io.StringIO()
+    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge",
+                           GRADER_TIMEOUT=30):
+        call_command("grade", slug, stdout=stdout, stderr=stderr)
+    return stdout.getvalue()
+
+
+def test_it_grades_the_pending_run_and_scores_it(server, toy_ac_run: Run, monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+
+    out = grade(server, toy_ac_run.track.campaign.slug, io.StringIO())
+
+    toy_ac_run.refresh_from_db()
+    assert toy_ac_run.status == RunStatus.SCORED  # graded, then scored
+    # 8 nuggets and 3 answers in tests/data/toy/WASEDA-AC-1, each a distinct input.
+    assert Judgment.objects.count() == 11
+    assert "WASEDA-AC-1: 8 nuggets, 3/3 answers judged, 11 judge calls" in out
+    assert Evaluation.objects.filter(track=toy_ac_run.track).exists()
+
+
+def test_on_a_terminal_each_run_has_a_bar_with_its_judge_calls(
+    server, toy_ac_run: Run, monkeypatch
+):
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+
+    grade(server, toy_ac_run.track.campaign.slug, io.StringIO())
+
+    drawn = terminal.getvalue()
+    # tqdm redraws the line; its last state shows all 11 calls made, a rate and no ETA left.
+    assert re.search(r"WASEDA-AC-1: 100%\|.*\| 11/11 \[[0-9:]+<00:00, +[0-9.]+ ?\S*judgment/s\]",
+                     drawn), drawn
+    # Scoring: one marked run read, the AC track and the PR track scored.
+    assert re.search(r"scoring: 100%\|.*\| 3/3 ", drawn), drawn
+
+
+def test_in_a_log_it_draws_no_bar(server, toy_ac_run: Run, monkeypatch):
+    log = io.StringIO()  # not a terminal
+    monkeypatch.setattr("sys.stderr", log)
+
+    out = grade(server, toy_ac_run.track.campaign.slug, io.StringIO())
+
+    assert "11 judge calls" in out
+    assert log.getvalue() == ""
+
+
+def test_a_second_grading_plans_and_makes_no_calls(server, toy_ac_run: Run, monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    slug = toy_ac_run.track.campaign.slug
+    grade(server, slug, io.StringIO())
+    calls = sum(server.judge.calls.values())
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+
+    stdout = io.StringIO()
+    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"):
+        call_command("grade", slug, "--all", stdout=stdout)
+
+    assert sum(server.judge.calls.values()) == calls
+    assert "WASEDA-AC-1: 8 nuggets, 3/3 answers judged, 0 judge calls" in stdout.getvalue()
+    assert "WASEDA-AC-1: 0judgment [00:00, ?judgment/s, every input was judged before]" in (
+        terminal.getvalue())
