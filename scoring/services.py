@@ -176,6 +176,14 @@ class ScoringProgress(Protocol):
     def done(self, step: str) -> None: ...
 
 
+class _Unwatched:
+    def planned(self, steps: int) -> None:
+        pass
+
+    def done(self, step: str) -> None:
+        pass
+
+
 def campaign_score(
     *, campaign: Campaign, progress: ScoringProgress | None = None
 ) -> list[Evaluation]:
@@ -184,24 +192,21 @@ def campaign_score(
     ac_runs = graded_ac_runs(campaign=campaign)
     ac_tracks = list(campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"))
     pr_tracks = list(campaign.tracks.filter(kind=TrackKind.PR).order_by("slug"))
-    if progress is not None:
-        progress.planned(len(ac_runs) + len(ac_tracks) + len(pr_tracks))
+    progress = progress or _Unwatched()
+    progress.planned(len(ac_runs) + len(ac_tracks) + len(pr_tracks))
     blocks = {}
     for run in ac_runs:
         blocks[run.pk] = marked_run(run=run)
-        if progress is not None:
-            progress.done(f"read {run.name}")
+        progress.done(f"read {run.name}")
     evaluations = []
     for track in ac_tracks:
         runs = [run for run in ac_runs if run.track_id == track.pk]
         evaluations.append(track_score_ac(track=track, qids=qids, blocks_of=blocks, runs=runs))
-        if progress is not None:
-            progress.done(f"scored track {track.slug}")
+        progress.done(f"scored track {track.slug}")
     qrels = derived_qrels(blocks)
     for track in pr_tracks:
         evaluations.append(track_score_pr(track=track, qrels=qrels))
-        if progress is not None:
-            progress.done(f"scored track {track.slug}")
+        progress.done(f"scored track {track.slug}")
     return evaluations
 
 

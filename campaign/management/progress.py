@@ -7,9 +7,24 @@ stderr is not a terminal (CI logs, cron, a pipe) they stay silent.
 from __future__ import annotations
 
 import sys
-from typing import Never, TextIO
+from typing import Never, Self, TextIO
 
 from tqdm import tqdm
+
+
+class _Bar:
+    """Closes its bar when the block it guards ends, however it ends."""
+
+    bar: tqdm[Never]
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def progress_bar(*, desc: str, unit: str, total: int | None = None,
@@ -19,7 +34,7 @@ def progress_bar(*, desc: str, unit: str, total: int | None = None,
                 dynamic_ncols=True, smoothing=0.1)
 
 
-class RunBar:
+class RunBar(_Bar):
     """Grading's progress (`grading.services.GradingProgress`) for one run: judge calls
     made of those planned, with the rate and the time left."""
 
@@ -38,10 +53,10 @@ class RunBar:
     def close(self) -> None:
         if not self.bar.total:
             self.bar.set_postfix_str("every input was judged before", refresh=False)
-        self.bar.close()
+        super().close()
 
 
-class StepBar:
+class StepBar(_Bar):
     """Scoring's progress (`scoring.services.ScoringProgress`) as a bar of steps."""
 
     def __init__(self, desc: str, stream: TextIO | None = None) -> None:
@@ -54,6 +69,3 @@ class StepBar:
     def done(self, step: str) -> None:
         self.bar.set_postfix_str(step, refresh=False)
         self.bar.update()
-
-    def close(self) -> None:
-        self.bar.close()

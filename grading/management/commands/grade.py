@@ -76,19 +76,13 @@ class Command(BaseCommand):
                 f" answers judged, {calls} judge calls in {seconds:.1f} s"
                 + (f", {report.needs_review} need review" if report.needs_review else "")
             )
-        bar = StepBar("scoring")
-        try:
+        with StepBar("scoring") as bar:
             evaluations = campaign_score(campaign=campaign, progress=bar)
-        finally:
-            bar.close()
         self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
         if failed:
             raise CommandError(f"{failed} run(s) could not be graded")
 
 
 def _graded(run: Run, judge: Judge, desc: str, slot: str = JudgeSlot.OFFICIAL) -> GradeReport:
-    bar = RunBar(desc)
-    try:
+    with RunBar(desc) as bar:
         return run_grade(run=run, judge=judge, slot=slot, progress=bar)
-    finally:
-        bar.close()

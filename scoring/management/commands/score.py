@@ -21,11 +21,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
-        bar = StepBar("scoring")
-        try:
+        with StepBar("scoring") as bar:
             evaluations = campaign_score(campaign=campaign, progress=bar)
-        finally:
-            bar.close()
         for evaluation in evaluations:
             board = leaderboard(evaluation=evaluation)
             self.stdout.write(f"Track {board['track']}: {len(board['rows'])} run(s) scored "
