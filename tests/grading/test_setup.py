@@ -1,0 +1,44 @@
+"""Which judge grades, and how hard the client may push it (grading.setup)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from grading import setup
+
+
+@override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=8)
+def test_the_embedded_judge_gets_no_more_requests_than_it_has_slots(monkeypatch):
+    monkeypatch.setattr(setup, "_embedded_server",
+                        lambda: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+
+    config = setup.judge_config()
+
+    assert (config.base_url, config.model, config.concurrency) == (
+        "http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4)
+
+
+@override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=2)
+def test_a_lower_concurrency_setting_still_holds_for_the_embedded_judge(monkeypatch):
+    monkeypatch.setattr(setup, "_embedded_server",
+                        lambda: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+
+    assert setup.judge_config().concurrency == 2
+
+
+@override_settings(GRADER_BASE_URL="http://vllm:8000/v1", GRADER_MODEL="m",
+                   GRADER_CONCURRENCY=32)
+def test_a_served_judge_takes_the_concurrency_setting_as_it_is():
+    config = setup.judge_config()
+
+    assert (config.base_url, config.model, config.concurrency) == (
+        "http://vllm:8000/v1", "m", 32)
+
+
+@pytest.mark.parametrize("model", ["", "served-name"])
+@override_settings(GRADER_BASE_URL="http://vllm:8000/v1")
+def test_a_served_judge_without_a_model_name_asks_for_the_default(model, settings):
+    settings.GRADER_MODEL = model
+
+    assert setup.judge_config().model == (model or "default")
