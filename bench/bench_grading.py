@@ -74,13 +74,16 @@ MAX_NUGGETS = 10
 
 # --- the fake judge server (runs in a child process: its own GIL, its own core) -------
 
-def fake_reply(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(kind, label JSON) for a chat-completions request of either R2C2 judgment.
+def fake_reply(body: dict[str, Any]) -> tuple[str, Any]:
+    """(kind, reply JSON) for a chat-completions request of any R2C2 judge call.
 
-    The kind comes from `response_format.json_schema.name` ("r2c2_entailment" or
-    "r2c2_answer"), else from the user message (an answer prompt holds ANSWER: and
-    NUGGETS:). The nuggets shown are the keys of the schema's `nugget_reasons`, else
-    the "[n]" lines of the prompt; `relevant` names only those, and only if correct.
+    The kind comes from `response_format.json_schema.name`: the v2 subtasks
+    ("r2c2_entailed", "r2c2_correct", "r2c2_relevant", grading/llm/subtasks.py) get a
+    bare true/false, their "_reason" forms the verdict fixed by the schema and a reason;
+    the v1 judgments ("r2c2_entailment", "r2c2_answer", else told apart by the user
+    message) get their objects. The nuggets shown are the keys of the schema's
+    `nugget_reasons`, else the "[n]" lines of the prompt; `relevant` names only those,
+    and only if correct.
     """
     messages = body.get("messages") or []
     user = ""
@@ -93,6 +96,13 @@ def fake_reply(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     block = response_format.get("json_schema") if isinstance(response_format, dict) else None
     name = str(block.get("name", "")) if isinstance(block, dict) else ""
     digest = hashlib.sha256(user.encode("utf-8")).digest()
+    subtask = name.removeprefix("r2c2_")
+    if subtask in ("entailed", "correct", "relevant"):
+        return subtask, digest[0] % 4 != 0
+    if subtask.endswith("_reason") and isinstance(block, dict):
+        field = subtask.removesuffix("_reason")
+        fixed = block["schema"]["properties"][field]["enum"][0]
+        return subtask, {field: fixed, "reason": "fake judge: decided by the prompt's hash"}
     is_answer = "answer" in name or (not name and "ANSWER:" in user and "NUGGETS:" in user)
     if not is_answer:
         return "entailment", {"reason": "fake judge: decided by the prompt's hash",
@@ -445,10 +455,12 @@ class TimedJudge:
 
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
     ) -> list[JudgeOutcome | None]:
         started, cpu = time.perf_counter(), time.process_time()
         try:
-            return self.inner.judge_many(inputs, on_judged=on_judged)
+            return self.inner.judge_many(inputs, on_judged=on_judged,
+                                         explain_below=explain_below)
         finally:
             self.seconds += time.perf_counter() - started
             self.cpu_seconds += time.process_time() - cpu

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from grading.validation.gate import THRESHOLDS
+
 # --- messages (tests match them exactly) -------------------------------------
 NO_SUCH_FILE = "{file}: no such file"
 NOT_UTF8 = "{file}: not UTF-8 text ({problem})"
@@ -35,6 +37,7 @@ PHASE_ORDER = "{file}: phases: {later} ({b}) is before {earlier} ({a})"
 BAD_URL = "{file}: {key}: '{value}' is not an http(s) URL (expected e.g. http://vllm:8000/v1)"
 BAD_CHOICE = "{file}: {key}: '{value}' is not allowed (expected one of: {expected})"
 BAD_COUNT = "{file}: {key}: expected a whole number of at least 1, found {value!r}"
+BAD_PROBABILITY = "{file}: {key}: expected a number from 0 to 1, found {value!r}"
 DUPLICATE_TRACK = "{file}: tracks: duplicate track slug '{slug}'"
 ANSWER_CHECK_ON_PR = "{file}: {key}: answer_check applies to AC tracks only"
 MISSING_DATA_FILE = "{file}: {key}: file '{path}' not found (paths are relative to {base})"
@@ -54,7 +57,7 @@ ORGANISER_IN_TEAM = "{file}: teams: user '{user}' is an organiser and cannot be 
 
 TOP_KEYS = (
     "slug", "title", "description", "timezone", "phases", "tracks", "questions",
-    "categories", "gold_answers", "organisers", "teams",
+    "categories", "gold_answers", "organisers", "teams", "review_below", "judge_thresholds",
 )
 REQUIRED_TOP_KEYS = ("slug", "title", "phases", "tracks", "questions")
 PHASE_KEYS = ("topics_release", "pr_due", "ac_due", "results_release")
@@ -115,6 +118,9 @@ class CampaignSpec:
     questions: tuple[QuestionSpec, ...]
     organisers: tuple[str, ...]
     teams: tuple[TeamSpec, ...]
+    # Judgments the judge was less sure of than this need an organiser before publishing.
+    review_below: float = 0.8
+    judge_thresholds: dict[str, float] = field(default_factory=dict)
 
 
 class _NoTimestampLoader(yaml.SafeLoader):
@@ -450,10 +456,33 @@ def read_campaign_file(file: Path) -> CampaignSpec:
     questions = _read_questions(reader, doc) if doc.get("questions") is not None else ()
     organisers = _read_usernames(reader, doc.get("organisers"), "organisers")
     teams = _read_teams(reader, doc.get("teams"), organisers)
+    review_below = _read_probability(reader, doc.get("review_below", 0.8), "review_below")
+    judge_thresholds = _read_thresholds(reader, doc.get("judge_thresholds"))
 
     if reader.problems or slug is None or title is None:
         raise CampaignFileError(reader.problems)
     return CampaignSpec(
         slug=slug, title=title, description=description, timezone=timezone, phases=phases,
         tracks=tracks, questions=questions, organisers=organisers, teams=teams,
+        review_below=review_below, judge_thresholds=judge_thresholds,
     )
+
+
+def _read_thresholds(reader: _Reader, value: Any) -> dict[str, float]:
+    """judge_thresholds: {figure: a number from 0 to 1}, figures from gate.THRESHOLDS."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.add(WRONG_TYPE, key="judge_thresholds", expected="a mapping",
+                   found=_type_name(value))
+        return {}
+    reader.check_keys(value, tuple(THRESHOLDS), "judge_thresholds.")
+    return {key: _read_probability(reader, figure, f"judge_thresholds.{key}")
+            for key, figure in value.items() if key in THRESHOLDS}
+
+
+def _read_probability(reader: _Reader, value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        reader.add(BAD_PROBABILITY, key=key, value=value)
+        return 0.0
+    return float(value)

@@ -41,6 +41,13 @@ class Campaign(models.Model):
         default=False,
         help_text="Before publication, each team sees its own runs' latest scores.",
     )
+    review_below = models.FloatField(
+        default=0.8,
+        help_text="Judgments the judge was less sure of need an organiser before publishing.",
+    )
+    # {"entailment_accuracy": 0.95, ...}: grading waits for a judge validation that
+    # reaches each (grading/validation/gate.py); empty: no validation is required.
+    judge_thresholds = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -49,6 +49,8 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
     campaign.title = spec.title
     campaign.description = spec.description
     campaign.timezone = spec.timezone
+    campaign.review_below = spec.review_below
+    campaign.judge_thresholds = spec.judge_thresholds
     for phase, at in spec.phases.items():
         setattr(campaign, phase, at)
     campaign.full_clean()

@@ -4,18 +4,38 @@ The pipeline hands `JudgeInput`s to a `Judge` and gets one `JudgeOutcome` (or No
 a call that failed outright) back per input, in order. `OpenAIJudge` is the real one:
 the OpenAI chat protocol (grading/llm/client.py) to vLLM or the embedded llama.cpp
 server. Tests use it too, against a scripted server on loopback.
+
+An input is judged as the task design prescribes, divided into simple subtasks
+(grading/llm/subtasks.py): an entailment input is one yes/no call; an answer input is a
+correctness decision (the gold answer key's rule where it is clear, else one call, and
+one more from the nuggets under `answer_check: nuggets|both`) and, for a correct answer
+only, one relevance call per entailed nugget. Each step's decision, who made it (a rule
+or a call), the judge's probability for it and its cost are kept in `steps`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from grading.gold_match import GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
-from grading.llm.inputs import DecodingParams, JudgeRequest, answer_request, entailment_request
-from grading.llm.parsing import AnswerLabel, EntailmentLabel
+from grading.llm.inputs import DecodingParams, JudgeRequest
+from grading.llm.parsing import VerdictLabel
+from grading.llm.subtasks import (
+    ANSWER_V2,
+    ENTAILMENT_V2,
+    SUBTASKS,
+    entailment_v2,
+    explain_request,
+    gold_v2,
+    nuggets_v2,
+    relevance_v2,
+)
 
 
 @dataclass(frozen=True)
@@ -25,8 +45,7 @@ class EntailmentInput:
     passage: str
     nugget: str
 
-    def request(self) -> JudgeRequest[Any]:
-        return entailment_request(passage=self.passage, nugget=self.nugget)
+    prompt_version = ENTAILMENT_V2
 
     def as_json(self) -> dict[str, Any]:
         return {"passage": self.passage, "nugget": self.nugget}
@@ -42,12 +61,7 @@ class AnswerInput:
     answer_check: str = "nuggets"
     gold_answers: tuple[str, ...] = ()
 
-    def request(self) -> JudgeRequest[Any]:
-        return answer_request(
-            question=self.question, answer=self.answer, nuggets=dict(self.nuggets),
-            answer_check=self.answer_check,  # type: ignore[arg-type]
-            gold_answers=self.gold_answers,
-        )
+    prompt_version = ANSWER_V2
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +88,9 @@ class JudgeOutcome:
     attempts: int
     needs_review: bool
     error: str = ""
+    # The judge's probability for its label: the least sure step's (None: not measured).
+    confidence: float | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -84,7 +101,20 @@ class JudgeIdentity:
     decoding: DecodingParams
 
     def input_hash(self, item: JudgeInput) -> str:
-        return item.request().input_hash(model=self.model, decoding=self.decoding)
+        """sha256 of everything that determines the judgment of `item` by this judge.
+
+        The subtasks' wordings (their versions) are in it, so a reworded subtask never
+        reuses a judgment made under the old words.
+        """
+        payload = {
+            "prompt_version": item.prompt_version,
+            "subtasks": {name: prompt.version for name, prompt in SUBTASKS.items()},
+            "model": self.model, "decoding": self.decoding.as_dict(),
+            "input": item.as_json(),
+        }
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class Judge(Protocol):
@@ -92,10 +122,12 @@ class Judge(Protocol):
 
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
     ) -> list[JudgeOutcome | None]:
         """Judge every input, concurrently as the judge allows; None where a call failed.
 
-        `on_judged` is called as each call ends (how the `grade` command shows progress).
+        `on_judged` is called as each input's judgment ends (how `grade` shows progress).
+        A step decided with a probability under `explain_below` gets a written reason.
         """
         ...
 
@@ -104,21 +136,66 @@ class JudgeUnavailable(Exception):
     """Some judge calls failed outright (server down, permanent 4xx); retry the run later."""
 
 
-def _outcome(call: JudgeCall[Any]) -> JudgeOutcome:
-    label: dict[str, Any] | None = None
-    reason, nugget_reasons = "", {}
-    if isinstance(call.label, EntailmentLabel):
-        label, reason = {"entailed": call.label.entailed}, call.label.reason
-    elif isinstance(call.label, AnswerLabel):
-        label = {"correct": call.label.correct, "relevant": sorted(call.label.relevant)}
-        reason = call.label.reason
-        nugget_reasons = {str(num): text for num, text in call.label.nugget_reasons.items()}
-    return JudgeOutcome(
-        label=label, reason=reason, nugget_reasons=nugget_reasons, raw_output=call.raw_output,
-        prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-        latency_seconds=call.latency, attempts=call.attempts, needs_review=call.needs_review,
-        error=call.error or "",
-    )
+@dataclass
+class _Steps:
+    """The steps of one judgment as they are taken, and what they add up to."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency: float = 0.0
+    attempts: int = 0
+    unparsed: str = ""  # the error of a step whose reply never parsed
+
+    def rule(self, step: str, verdict: GoldVerdict) -> None:
+        self.records.append({"step": step, "decided_by": f"rule:{verdict.rule}",
+                             "verdict": verdict.correct, "confidence": 1.0,
+                             "matched": verdict.matched})
+
+    def call(self, step: str, call: JudgeCall[Any], **extra: Any) -> bool | None:
+        """Record a call; its verdict, or None when its reply never parsed."""
+        verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
+        self.records.append({"step": step, "decided_by": "llm", **extra,
+                             "prompt_version": call.prompt_version, "verdict": verdict,
+                             "confidence": call.confidence})
+        self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra
+                        else call.raw_output)
+        self.add_cost(call)
+        if call.needs_review:
+            self.unparsed = call.error or "reply did not parse"
+        return verdict
+
+    def add_cost(self, call: JudgeCall[Any]) -> None:
+        if call.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + call.prompt_tokens
+        if call.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + call.completion_tokens
+        self.latency += call.latency
+        self.attempts += call.attempts
+
+    @property
+    def confidence(self) -> float | None:
+        known = [r["confidence"] for r in self.records if r["confidence"] is not None]
+        return min(known) if len(known) == len(self.records) and known else None
+
+    def outcome(self, label: dict[str, Any] | None, reason: str = "",
+                nugget_reasons: dict[str, str] | None = None) -> JudgeOutcome:
+        if self.unparsed:
+            label = None
+        return JudgeOutcome(
+            label=label, reason=reason, nugget_reasons=nugget_reasons or {},
+            raw_output="\n".join(self.raw), prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens, latency_seconds=self.latency,
+            attempts=self.attempts, needs_review=label is None, error=self.unparsed,
+            confidence=None if label is None else self.confidence, steps=self.records,
+        )
+
+
+def _rule_reason(verdict: GoldVerdict, answer: str) -> str:
+    if verdict.correct:
+        return f"Matches the gold answer {verdict.matched!r} once normalised (rule)."
+    return f"Gives the number {answer.strip()!r}, which differs from the gold answer (rule)."
 
 
 class OpenAIJudge:
@@ -131,21 +208,109 @@ class OpenAIJudge:
 
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
     ) -> list[JudgeOutcome | None]:
-        return asyncio.run(self._judge_many(inputs, on_judged))
+        return asyncio.run(self._judge_many(inputs, on_judged, explain_below))
 
     async def _judge_many(
         self, inputs: Sequence[JudgeInput], on_judged: Callable[[], None] | None,
+        explain_below: float,
     ) -> list[JudgeOutcome | None]:
         # One client per batch: its HTTP pool belongs to this event loop.
         async with JudgeClient(self.config) as client:
-            calls = await client.judge_all((item.request() for item in inputs),
-                                           on_settled=on_judged)
-        outcomes: list[JudgeOutcome | None] = []
-        for call in calls:
-            if isinstance(call, JudgeError):
-                self.errors.append(str(call))
-                outcomes.append(None)
-            else:
-                outcomes.append(_outcome(call))
-        return outcomes
+            session = _Session(client, explain_below)
+
+            async def one(item: JudgeInput) -> JudgeOutcome | None:
+                try:
+                    if isinstance(item, EntailmentInput):
+                        return await session.entailment(item)
+                    return await session.answer(item)
+                except JudgeError as error:
+                    self.errors.append(str(error))
+                    return None
+                finally:
+                    if on_judged is not None:
+                        on_judged()
+
+            return list(await asyncio.gather(*(one(item) for item in inputs)))
+
+
+@dataclass
+class _Session:
+    """The subtask calls of one batch, on one client."""
+
+    client: JudgeClient
+    explain_below: float
+
+    async def _reason(self, request: JudgeRequest[VerdictLabel], call: JudgeCall[Any],
+                      steps: _Steps) -> str:
+        """A written reason when the judge doubted its verdict, else ""."""
+        label = call.label
+        # A server that sends no logprobs leaves the doubt unmeasured: explaining every
+        # verdict would double the calls, so only a measured doubt is explained.
+        doubtful = call.confidence is not None and call.confidence < self.explain_below
+        if not isinstance(label, VerdictLabel) or not doubtful:
+            return ""
+        explained = await self.client.judge(explain_request(request, label.verdict))
+        steps.add_cost(explained)
+        steps.records[-1]["explained"] = True
+        return explained.label.reason if isinstance(explained.label, VerdictLabel) else ""
+
+    async def entailment(self, item: EntailmentInput) -> JudgeOutcome:
+        steps = _Steps()
+        request = entailment_v2(passage=item.passage, nugget=item.nugget)
+        call = await self.client.judge(request)
+        entailed = steps.call("entailment", call)
+        if entailed is None:
+            return steps.outcome(None)
+        reason = await self._reason(request, call, steps)
+        return steps.outcome({"entailed": entailed}, reason)
+
+    async def answer(self, item: AnswerInput) -> JudgeOutcome:
+        steps = _Steps()
+        reasons: list[str] = []
+        correct: bool | None = True
+        if item.answer_check in ("gold", "both"):
+            correct = await self._against_gold(item, steps, reasons)
+        if correct and item.answer_check in ("nuggets", "both"):
+            request = nuggets_v2(question=item.question, answer=item.answer,
+                                 nuggets=[text for _, text in item.nuggets])
+            call = await self.client.judge(request)
+            correct = steps.call("nuggets", call)
+            reasons.append(await self._reason(request, call, steps))
+        if correct is None:
+            return steps.outcome(None)
+        nugget_reasons: dict[str, str] = {}
+        relevant: list[int] = []
+        if correct and item.nuggets:
+            relevant = await self._relevant(item, steps, nugget_reasons)
+        label = {"correct": correct, "relevant": relevant}
+        return steps.outcome(label, " ".join(r for r in reasons if r), nugget_reasons)
+
+    async def _against_gold(self, item: AnswerInput, steps: _Steps,
+                            reasons: list[str]) -> bool | None:
+        ruled = gold_verdict(item.answer, item.gold_answers)
+        if ruled is not None:
+            steps.rule("gold", ruled)
+            reasons.append(_rule_reason(ruled, item.answer))
+            return ruled.correct
+        request = gold_v2(question=item.question, answer=item.answer,
+                          gold_answers=item.gold_answers)
+        call = await self.client.judge(request)
+        verdict = steps.call("gold", call)
+        reasons.append(await self._reason(request, call, steps))
+        return verdict
+
+    async def _relevant(self, item: AnswerInput, steps: _Steps,
+                        nugget_reasons: dict[str, str]) -> list[int]:
+        requests = [(num, relevance_v2(question=item.question, answer=item.answer,
+                                       nugget=text)) for num, text in item.nuggets]
+        calls = await asyncio.gather(*(self.client.judge(r) for _, r in requests))
+        relevant = []
+        for (num, request), call in zip(requests, calls, strict=True):
+            if steps.call("relevance", call, nugget=num):
+                relevant.append(num)
+            reason = await self._reason(request, call, steps)
+            if reason:
+                nugget_reasons[str(num)] = reason
+        return sorted(relevant)

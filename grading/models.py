@@ -51,6 +51,11 @@ class Judgment(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_seconds = models.FloatField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
+    # The judge's own probability for its label (from token logprobs; 1.0 where a rule
+    # decided), the least sure of its steps: what the review queue sorts by.
+    confidence = models.FloatField(null=True, blank=True)
+    # Each subtask's decision: which rule or call made it, its verdict, its probability.
+    steps = models.JSONField(default=list, blank=True)
     judged_at = models.DateTimeField(auto_now_add=True)
     # An organiser's post-edit wins over the LLM's label (history in JudgmentEdit).
     edited_label = models.JSONField(null=True, blank=True)
@@ -139,3 +144,37 @@ class AnswerEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"answer {self.answer_id} -> {self.judgment_id}"
+
+
+class JudgeValidation(models.Model):
+    """One run of a judge over a labelled set (`judge_eval`): how far to trust it.
+
+    Kept with what makes it reproducible: the judge, the prompt versions, the set's
+    sha256; `figures` holds the measures per pass (grading/validation/runner.py) and
+    `outcomes` every item's human and judge labels, for the page that lists the misses.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="judge_validations")
+    judge = models.CharField(max_length=32, help_text="official, second, or a packaged model")
+    judge_model = models.CharField(max_length=200)
+    prompt_versions = models.JSONField(default=dict)
+    set_name = models.CharField(max_length=200)
+    set_sha256 = models.CharField(max_length=64)
+    figures = models.JSONField(default=dict)
+    outcomes = models.JSONField(default=list)
+    # Against the campaign's thresholds when it was made (empty when none are set).
+    failures = models.JSONField(default=list)
+    passed = models.BooleanField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        verdict = "passed" if self.passed else "failed"
+        return f"{self.judge_model} on {self.set_name}: {verdict}"

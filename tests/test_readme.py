@@ -225,7 +225,13 @@ def planets_judge() -> ScriptedJudge:
     return ScriptedJudge(
         correct={"Jupiter": True, "Mars": True, "The planet Mars": True, "Three": False,
                  "Saturn": False, "Two: Phobos and Deimos": False},
-        relevant={"Jupiter": [1, 3], "Mars": [1], "The planet Mars": [1, 2]},
+        relevant={
+            "Jupiter": ["Jupiter is the largest planet in the Solar System.",
+                        "Jupiter has the most moons of any planet."],
+            "Mars": ["Mars is called the Red Planet."],
+            "The planet Mars": ["Mars is often called the Red Planet.",
+                                "Iron oxide gives the surface of Mars a reddish appearance."],
+        },
     )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -44,7 +45,7 @@ from grading.llm.inputs import (
     answer_request,
     entailment_request,
 )
-from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError
+from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError, VerdictLabel
 from grading.llm.prompts import AnswerCheck
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,9 @@ class JudgeCall(Generic[Label]):
     """The outcome of one judgment, with everything needed to audit or replay it.
 
     `label` is None exactly when `needs_review`; `error` then says why the last reply
-    did not parse. `raw_output`, tokens, `latency` (seconds), `served_model` and
+    did not parse. `confidence` is the judge's own probability for its verdict, read
+    off the token logprobs (None where the request has no verdict field or the server
+    sent no logprobs). `raw_output`, tokens, `latency` (seconds), `served_model` and
     `finish_reason` describe the last reply; `attempts` counts every HTTP request made.
     """
 
@@ -125,6 +128,7 @@ class JudgeCall(Generic[Label]):
     error: str | None = None
     served_model: str | None = None
     finish_reason: str | None = None
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,36 @@ class _Reply:
     latency: float
     served_model: str | None
     finish_reason: str | None
+    logprobs: list[Any] | None = None
+
+
+#: Alternatives asked for at each token: enough that both "true" and "false" are among
+#: them at the verdict (they are the top two whenever the model reads the question).
+TOP_LOGPROBS = 5
+
+
+def verdict_probability(tokens: Sequence[Any], verdict: bool) -> float | None:
+    """The judge's probability for `verdict` at the first true/false token of a reply.
+
+    llama.cpp and vLLM report each token's logprob and its `top_logprobs` alternatives
+    before the grammar masks them, so the verdict's two candidates are both there; the
+    probability is renormalised over the two (the grammar allows nothing else there).
+    """
+    for token in tokens:
+        word = str(getattr(token, "token", "")).strip().lower()
+        if word not in ("true", "false"):
+            continue
+        mass = {"true": 0.0, "false": 0.0}
+        for alternative in getattr(token, "top_logprobs", None) or []:
+            other = str(getattr(alternative, "token", "")).strip().lower()
+            if other in mass:
+                mass[other] += math.exp(alternative.logprob)
+        chosen = "true" if verdict else "false"
+        if mass[chosen] == 0.0:
+            mass[chosen] = math.exp(token.logprob)
+        total = mass["true"] + mass["false"]
+        return mass[chosen] / total if total > 0 else None
+    return None
 
 
 class JudgeClient:
@@ -280,6 +314,7 @@ class JudgeClient:
 
     async def _send(self, request: JudgeRequest[Any]) -> _Reply:
         cfg = self.config
+        wants_logprobs = request.verdict_field is not None
         async with self._slots:
             started = time.perf_counter()
             completion = await self._openai.chat.completions.create(
@@ -289,6 +324,8 @@ class JudgeClient:
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
                 seed=cfg.seed if cfg.seed is not None else openai.omit,
+                logprobs=True if wants_logprobs else openai.omit,
+                top_logprobs=TOP_LOGPROBS if wants_logprobs else openai.omit,
             )
             latency = time.perf_counter() - started
         return _reply_of(completion, latency)
@@ -306,6 +343,9 @@ class JudgeClient:
     def _record(self, request: JudgeRequest[Label], reply: _Reply, label: Label | None,
                 attempts: int, *, error: str | None = None) -> JudgeCall[Label]:
         cfg = self.config
+        confidence = None
+        if isinstance(label, VerdictLabel) and request.verdict_field and reply.logprobs:
+            confidence = verdict_probability(reply.logprobs, label.verdict)
         return JudgeCall(
             kind=request.kind,
             label=label,
@@ -322,6 +362,7 @@ class JudgeClient:
             error=error,
             served_model=reply.served_model,
             finish_reason=reply.finish_reason,
+            confidence=confidence,
         )
 
 
@@ -333,6 +374,7 @@ def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
     # No content (a refusal, say) is a reply that does not parse, not a server fault.
     text = getattr(message, "content", None)
     usage = getattr(completion, "usage", None)
+    logprobs = getattr(choices[0], "logprobs", None)
     return _Reply(
         text=text if isinstance(text, str) else "",
         prompt_tokens=getattr(usage, "prompt_tokens", None),
@@ -340,6 +382,7 @@ def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
         latency=latency,
         served_model=getattr(completion, "model", None),
         finish_reason=getattr(choices[0], "finish_reason", None),
+        logprobs=list(getattr(logprobs, "content", None) or []) or None,
     )
 
 

@@ -15,7 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from grading.llm.parsing import AnswerLabel, EntailmentLabel, parse_answer, parse_entailment
+from grading.llm.parsing import (
+    AnswerLabel,
+    EntailmentLabel,
+    VerdictLabel,
+    parse_answer,
+    parse_entailment,
+)
 from grading.llm.prompts import (
     ANSWER_PROMPT_VERSION,
     ENTAILMENT_PROMPT_VERSION,
@@ -26,8 +32,10 @@ from grading.llm.prompts import (
 )
 from grading.llm.schemas import JsonObject, answer_response_format, entailment_response_format
 
-JudgmentKind = Literal["entailment", "answer"]
-Label = TypeVar("Label", EntailmentLabel, AnswerLabel)
+JudgmentKind = str  # "entailment", "answer", or a v2 subtask (subtasks.py)
+Label = TypeVar("Label", EntailmentLabel, AnswerLabel, VerdictLabel)
+#: The one boolean a v2 subtask replies with (its verdict comes first, and alone).
+VerdictField = Literal["entailed", "correct", "relevant"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,9 @@ class JudgeRequest(Generic[Label]):
     messages: list[ChatMessage]
     response_format: JsonObject
     parse: Callable[[str], Label] = field(compare=False, repr=False)
+    # Set where the reply's first value is its verdict: the client then asks for token
+    # logprobs and records the judge's probability for the verdict it gave.
+    verdict_field: VerdictField | None = None
 
     def input_hash(self, *, model: str, decoding: DecodingParams) -> str:
         """The cache key of this request under a judge (`model`, `decoding`)."""

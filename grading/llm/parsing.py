@@ -61,6 +61,30 @@ class AnswerLabel:
     nugget_reasons: dict[int, str]
 
 
+@dataclass(frozen=True)
+class VerdictLabel:
+    """A v2 subtask's reply: its one boolean, and a reason only when one was asked for."""
+
+    verdict: bool
+    reason: str = ""
+
+
+def parse_verdict(raw: str, *, field: str, with_reason: bool = False) -> VerdictLabel:
+    """Parse a bare `true`/`false` (or `{"<field>": bool, "reason": str}` when asked)."""
+    if with_reason:
+        reply = _load_object(raw, (field, "reason"))
+        return VerdictLabel(verdict=_typed(reply, field, bool, "a boolean"),
+                            reason=_typed(reply, "reason", str, "a string"))
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ReplyParseError(NOT_JSON.format(error=error)) from None
+    if not isinstance(value, bool):
+        raise ReplyParseError(WRONG_TYPE.format(field=field, expected="true or false",
+                                                found=_kind(value)))
+    return VerdictLabel(verdict=value)
+
+
 def parse_entailment(raw: str) -> EntailmentLabel:
     """Parse an entailment reply `{"entailed": bool, "reason": str}`."""
     reply = _load_object(raw, ENTAILMENT_FIELDS)

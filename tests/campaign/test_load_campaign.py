@@ -184,8 +184,29 @@ PHASES = campaign_doc()["phases"]
         pytest.param(
             {"doc": campaign_doc(colour="blue")},
             "{yaml}: unknown key 'colour' (expected one of: slug, title, description, timezone, "
-            "phases, tracks, questions, categories, gold_answers, organisers, teams)",
+            "phases, tracks, questions, categories, gold_answers, organisers, teams, "
+            "review_below, judge_thresholds)",
             id="unknown key",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(review_below=1.5)},
+            "{yaml}: review_below: expected a number from 0 to 1, found 1.5",
+            id="review threshold over 1",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(judge_thresholds={"entailment_accuracy": "high",
+                                                   "accuracy": 0.9})},
+            "{yaml}: judge_thresholds.entailment_accuracy: expected a number from 0 to 1, "
+            "found 'high'",
+            id="judge threshold not a number",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(judge_thresholds={"accuracy": 0.9})},
+            "{yaml}: unknown key 'judge_thresholds.accuracy' (expected one of: "
+            "entailment_accuracy, entailment_kappa, bogus_recall, answer_gold_accuracy, "
+            "answer_gold_exact_relevant_set, answer_nuggets_accuracy, "
+            "answer_nuggets_exact_relevant_set)",
+            id="judge threshold unknown",
         ),
         pytest.param(
             {"doc": campaign_doc(phases={**PHASES, "pr_due": "2026-04-31T23:59:59+09:00"})},

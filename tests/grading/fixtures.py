@@ -21,7 +21,7 @@ def judge_from_marked_example() -> ScriptedJudge:
     assert marked.ok
     script = ScriptedJudge()
     for block in marked.records:
-        relevant = [m.nugget.nugget_num for m in block.nuggets if m.mark == "R"]
+        relevant = [m.nugget.text for m in block.nuggets if m.mark == "R"]
         script.correct[block.answer] = bool(relevant)
         script.relevant[block.answer] = relevant
         for m in block.nuggets:

@@ -1,8 +1,11 @@
 """A scripted OpenAI-compatible judge server on loopback (real HTTP, for the pipeline tests).
 
 `ScriptedJudge.reply` decides each answer from the request: the tests say which
-nuggets are entailed and which answers are correct, as a human would write a marked
-run. Faults (timeouts, 500s, 429s, malformed JSON) can be scripted per input.
+nuggets are entailed, which answers are correct and which nuggets are relevant to them,
+as a human would write a marked run. It tells the judge's subtasks (grading/llm/
+subtasks.py) apart by their reply schema's name, answers with token logprobs carrying
+the scripted probability of its verdict, and writes "scripted" when asked for a reason.
+Faults (timeouts, 500s, 429s, malformed JSON) can be scripted per input.
 
 Nothing here waits on the clock: a request that must wait (a scripted timeout, a held
 answer) waits on a condition that a test or the server's teardown fulfils, so the
@@ -12,7 +15,7 @@ outcome is the same on an idle machine and on one busy core.
 from __future__ import annotations
 
 import json
-import re
+import math
 import threading
 import time
 from collections import Counter
@@ -22,6 +25,9 @@ from typing import Any
 
 Fault = str  # "timeout", "500", "429", "garbage"
 
+#: The judge's probability for a verdict where a test scripts none: above any threshold.
+SURE = 0.99
+
 #: How long a request waits for `hold_until` before it gives up: only a client that never
 #: reaches that concurrency (a failing test) ever waits this long.
 HOLD_LIMIT = 10.0
@@ -29,11 +35,18 @@ HOLD_LIMIT = 10.0
 
 @dataclass
 class ScriptedJudge:
-    """What the judge says. Keys are nugget texts (entailment) and answer texts (answers)."""
+    """What the judge says. Keys are nugget texts (entailment) and answer texts (answers).
+
+    `relevant` maps an answer to the texts of the nuggets relevant to it. `sure` maps a
+    key (nugget or answer text) to the judge's probability for its verdict there;
+    elsewhere it is SURE. A relevance call's key, for calls, faults and `sure`, is
+    "relevance:" and the nugget text.
+    """
 
     entailed: dict[str, bool] = field(default_factory=dict)
     correct: dict[str, bool] = field(default_factory=dict)
-    relevant: dict[str, list[int]] = field(default_factory=dict)
+    relevant: dict[str, list[str]] = field(default_factory=dict)
+    sure: dict[str, float] = field(default_factory=dict)
     # key (nugget or answer text) -> faults to serve, one per request, before answering.
     # A "timeout" is never answered while the server runs, so the client's timeout fires.
     faults: dict[str, list[Fault]] = field(default_factory=dict)
@@ -62,19 +75,28 @@ class ScriptedJudge:
         Waits, where the script says so, until `stopping` is set (the server's teardown).
         """
         user = body["messages"][-1]["content"]
-        is_answer = not user.startswith("PASSAGE:")
-        if not is_answer:
-            # The nugget is the last labelled section (passages hold no line breaks).
-            key = user.rsplit("\n\n", 1)[1].split("\n", 1)[1].strip()
-            content = {"reason": "scripted", "entailed": self.entailed.get(key, True)}
+        schema = body["response_format"]["json_schema"]
+        name = schema["name"].removeprefix("r2c2_")
+        explaining = name.endswith("_reason")
+        verdict_field = name.removesuffix("_reason")
+        is_answer = verdict_field == "correct"
+        if verdict_field == "entailed":
+            key = user.split("CLAIM:\n", 1)[1].split("\n\n", 1)[0].strip()
+            verdict = self.entailed.get(key, True)
+        elif verdict_field == "correct":
+            key = user.split("ANSWER:\n", 1)[1].split("\n\n", 1)[0].strip()
+            verdict = self.correct.get(key, False)
         else:
-            key = user.split("ANSWER:\n", 1)[1].split("\n\nNUGGETS:", 1)[0].strip()
-            shown = [int(n) for n in re.findall(r"^\[(\d+)\]", user, flags=re.M)]
-            correct = self.correct.get(key, False)
-            relevant = [n for n in self.relevant.get(key, []) if n in shown] if correct else []
-            content = {"reason": "scripted", "correct": correct,
-                       "nugget_reasons": {str(n): "scripted" for n in shown},
-                       "relevant": relevant}
+            answer = user.split("ANSWER:\n", 1)[1].split("\n\nNUGGET:\n", 1)[0].strip()
+            nugget = user.split("NUGGET:\n", 1)[1].split("\n\n", 1)[0].strip()
+            key = f"relevance:{nugget}"
+            verdict = nugget in self.relevant.get(answer, [])
+        content: Any = verdict
+        if explaining:
+            content = {verdict_field: schema["schema"]["properties"][verdict_field]["enum"][0],
+                       "reason": "scripted"}
+            key = f"explain:{key}"
+        probability = self.sure.get(key, SURE)
         with self.lock:
             self.calls[key] += 1
             pending = self.faults.get(key)
@@ -91,14 +113,30 @@ class ScriptedJudge:
         if fault == "429":
             return 429, {"error": {"message": "slow down"}}, ""
         text = "this is not JSON {" if fault == "garbage" else json.dumps(content)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": text}}
+        if body.get("logprobs") and not explaining:
+            choice["logprobs"] = {"content": verdict_logprobs(verdict_field, verdict,
+                                                              probability)}
         return 200, {
             "id": "scripted", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [choice],
             "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4,
                       "total_tokens": (len(user) + len(text)) // 4},
         }, text
+
+
+def verdict_logprobs(field: str, verdict: bool, probability: float) -> list[dict[str, Any]]:
+    """The token of a bare `true`/`false` reply as llama.cpp reports it: the verdict
+    carrying `probability`, its alternative the rest (`field` is not in the reply)."""
+    chosen, other = ("true", "false") if verdict else ("false", "true")
+    alternatives = [{"token": chosen, "logprob": math.log(probability), "bytes": None}]
+    if probability < 1:
+        alternatives.append({"token": other, "logprob": math.log(1 - probability),
+                             "bytes": None})
+    return [{"token": chosen, "logprob": math.log(probability), "bytes": None,
+             "top_logprobs": alternatives}]
 
 
 class ScriptedServer:

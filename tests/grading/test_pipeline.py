@@ -23,7 +23,7 @@ from grading.services import (
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import GIVES_UP_AFTER, make_judge
-from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
+from tests.grading.scripted_server import SURE, ScriptedJudge, ScriptedServer
 from tests.support import Personas, Upload, example
 
 pytestmark = pytest.mark.django_db
@@ -62,13 +62,17 @@ def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> 
     judgment = Judgment.objects.filter(kind="entailment").first()
     assert judgment is not None
     assert judgment.judge_model == "scripted-judge"
-    assert judgment.prompt_version == "entailment-v1"
+    assert judgment.prompt_version == "entailment-v2"
     assert len(judgment.input_hash) == 64
     assert judgment.decoding["temperature"] == 0.0
-    assert judgment.raw_output.startswith('{"reason": "scripted"')
+    assert judgment.raw_output == "true"
     assert judgment.prompt_tokens and judgment.completion_tokens
     assert judgment.latency_seconds is not None and judgment.attempts == 1
     assert judgment.input["nugget"] and judgment.input["passage"]
+    assert judgment.confidence == pytest.approx(SURE)
+    assert judgment.steps == [{"step": "entailment", "decided_by": "llm",
+                               "prompt_version": "entailment-v2", "verdict": True,
+                               "confidence": pytest.approx(SURE)}]
 
 
 def test_identical_inputs_are_judged_once_across_runs_and_re_runs(

@@ -11,7 +11,7 @@ from grading import setup
 @override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=8)
 def test_the_embedded_judge_gets_no_more_requests_than_it_has_slots(monkeypatch):
     monkeypatch.setattr(setup, "_embedded_server",
-                        lambda: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+                        lambda name=None: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
 
     config = setup.judge_config()
 
@@ -22,7 +22,7 @@ def test_the_embedded_judge_gets_no_more_requests_than_it_has_slots(monkeypatch)
 @override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=2)
 def test_a_lower_concurrency_setting_still_holds_for_the_embedded_judge(monkeypatch):
     monkeypatch.setattr(setup, "_embedded_server",
-                        lambda: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+                        lambda name=None: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
 
     assert setup.judge_config().concurrency == 2
 

@@ -1,0 +1,93 @@
+"""The deterministic half of the answer check: does an answer match the gold answer key?
+
+With a gold answer key (`answer_check: gold|both`) most answers are decided by a plain
+comparison, the way QA evaluation has long done it (SQuAD's normalised exact match):
+both sides are normalised (Unicode compatibility forms, case, punctuation, the articles
+"a", "an", "the", number words as digits, parenthesised asides such as a year) and an
+answer equal to any line of the key for its question is correct, by rule. Two short
+numbers that differ ("3" against the key's "4" / "Four") are incorrect, by rule.
+Everything else (a verbose answer, a hedge, a near miss) goes to the LLM, which then has
+one simple question to answer instead of the whole check.
+
+    >>> gold_verdict("The Matrix (1999)", ["The Matrix"])
+    GoldVerdict(correct=True, rule='gold-match', matched='The Matrix')
+    >>> gold_verdict("three", ["4", "Four"])
+    GoldVerdict(correct=False, rule='number-mismatch', matched='')
+    >>> gold_verdict("Probably The Matrix", ["The Matrix"]) is None
+    True
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+          "seventeen", "eighteen", "nineteen"]
+_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+NUMBER_WORDS: dict[str, int] = {word: value for value, word in enumerate(_UNITS)}
+NUMBER_WORDS.update({word: 10 * value for value, word in enumerate(_TENS) if word})
+
+ARTICLES = frozenset({"a", "an", "the"})
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # "(1999)", "[film]"
+_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0](?=\d{3}\b)")  # 1,000 -> 1000
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+@dataclass(frozen=True)
+class GoldVerdict:
+    """What the rule decided and which rule: kept as the judgment's provenance."""
+
+    correct: bool
+    rule: str  # "gold-match" or "number-mismatch"
+    matched: str  # the gold line that matched (empty for a mismatch)
+
+
+def normalise(text: str) -> str:
+    """The comparable form of an answer: see the module docstring."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    while _ASIDE.search(text):  # nested asides come off from the inside out
+        text = _ASIDE.sub(" ", text)
+    text = _THOUSANDS.sub("", text)
+    words = [w for w in _NOT_WORD.sub(" ", text.replace("_", " ")).split() if w not in ARTICLES]
+    return " ".join(_numbers_as_digits(words))
+
+
+def _numbers_as_digits(words: list[str]) -> list[str]:
+    """"twenty one" -> "21", "four" -> "4"; other words unchanged."""
+    out: list[str] = []
+    index = 0
+    while index < len(words):
+        value = NUMBER_WORDS.get(words[index])
+        if value is None:
+            out.append(words[index])
+        else:
+            unit = NUMBER_WORDS.get(words[index + 1]) if index + 1 < len(words) else None
+            if value >= 20 and unit is not None and 0 < unit < 10:
+                value += unit
+                index += 1
+            out.append(str(value))
+        index += 1
+    return out
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def gold_verdict(answer: str, gold_answers: Iterable[str]) -> GoldVerdict | None:
+    """The rule's verdict on `answer` against the key's lines, or None: ask the LLM."""
+    golds = [(line, normalise(line)) for line in gold_answers]
+    golds = [(line, form) for line, form in golds if form]
+    mine = normalise(answer)
+    if not mine or not golds:
+        return None
+    for line, form in golds:
+        if mine == form:
+            return GoldVerdict(correct=True, rule="gold-match", matched=line)
+    if _is_number(mine) and all(_is_number(form) for _, form in golds):
+        return GoldVerdict(correct=False, rule="number-mismatch", matched="")
+    return None

@@ -1,0 +1,153 @@
+"""The judge's questions, divided into simple yes/no subtasks (prompt versions v2).
+
+The R2C2 task design asks for "divide and conquer": simple, controllable subtasks for
+the LLM. Version 1 (prompts.py) asked a small model for the whole answer check in one
+reply (correctness, a reason per nugget, the relevant list) and it said "correct" to
+wrong answers that it had just compared with the gold one. Version 2 asks one yes/no
+question per call:
+
+- `entailment`: does the PASSAGE support the CLAIM?                    -> entailed
+- `gold`:       does the ANSWER give the GOLD ANSWER?                   -> correct
+- `nuggets`:    assuming the NUGGETS true, is the ANSWER right?         -> correct
+- `relevance`:  does this NUGGET help to deduce the (correct) ANSWER?   -> relevant
+
+The reply is the verdict alone, the JSON `true` or `false` (the schema is a bare
+boolean; its name, `r2c2_<field>`, says which field it fills), so a reply is one or two
+tokens and the judge's own probability for its verdict is read off the token logprobs
+of its first token (client.py). On the packaged models on 2 CPU cores a JSON object
+reply cost about 15 decoded tokens, mostly whitespace, at 70 ms each.
+
+Reasons are written on demand (`explain_request`): the reply schema fixes the verdict
+already given, and the model writes one sentence for it. Grading asks for one where the
+judge doubts (a person will look).
+
+Each subtask's fixed instructions form the system message and the variable parts follow
+in one user message, shared parts first (question and answer before the nugget), so the
+server's prefix cache serves the repeated start of each call. A change of wording needs
+a new version: the version is part of each judgment's provenance and cache key.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from grading.llm.inputs import JudgeRequest, VerdictField
+from grading.llm.parsing import VerdictLabel, parse_verdict
+from grading.llm.prompts import ChatMessage
+from grading.llm.schemas import REASON_MAX_LENGTH, JsonObject, response_format
+
+Subtask = Literal["entailment", "gold", "nuggets", "relevance"]
+
+#: The composite versions stored on judgments; each names its subtasks' wording.
+ENTAILMENT_V2 = "entailment-v2"
+ANSWER_V2 = "answer-v2"
+
+
+@dataclass(frozen=True)
+class SubtaskPrompt:
+    version: str
+    field: VerdictField
+    instructions: str
+
+
+SUBTASKS: dict[Subtask, SubtaskPrompt] = {
+    "entailment": SubtaskPrompt("entailment-v2", "entailed", """\
+You check claims against a passage. Reply true only if the PASSAGE states the CLAIM, \
+possibly in other words or as a direct consequence of what it says. Reply false if \
+the claim changes a name, number or date, adds something the passage does not say, \
+gives a fact to the wrong person or film, or if only part of the claim is stated."""),
+    "gold": SubtaskPrompt("gold-v2", "correct", """\
+You compare an ANSWER with the GOLD ANSWER to a QUESTION. Reply true if the ANSWER \
+gives the gold answer: other words, another name for the same thing, or extra \
+explanation are fine. Reply false if it gives something else, hedges between \
+candidates, or gives no answer."""),
+    "nuggets": SubtaskPrompt("nuggets-v2", "correct", """\
+You grade an ANSWER to a QUESTION. The NUGGETS are facts; assume each is true. Reply \
+true if the ANSWER correctly answers the QUESTION. Reply false if it is wrong, hedges \
+between candidates, or gives no answer."""),
+    "relevance": SubtaskPrompt("relevance-v2", "relevant", """\
+An ANSWER to a QUESTION is correct. Reply true if the NUGGET states a fact that helps \
+to reach that answer. Reply false if it is beside the point: about something the \
+question does not ask."""),
+}
+
+EXPLAIN_VERSION = "explain-v2"
+EXPLAIN_INSTRUCTIONS = "In one short sentence, say why the verdict below is {verdict}."
+
+
+def _verdict_format(field: VerdictField) -> JsonObject:
+    return response_format(f"r2c2_{field}", {"type": "boolean"})
+
+
+def _request(subtask: Subtask, user: str) -> JudgeRequest[VerdictLabel]:
+    prompt = SUBTASKS[subtask]
+    return JudgeRequest(
+        kind=subtask,
+        prompt_version=prompt.version,
+        messages=[{"role": "system", "content": prompt.instructions},
+                  {"role": "user", "content": user}],
+        response_format=_verdict_format(prompt.field),
+        parse=functools.partial(parse_verdict, field=prompt.field),
+        verdict_field=prompt.field,
+    )
+
+
+def _gold_lines(gold_answers: Sequence[str]) -> str:
+    return "\n".join(f"- {text.strip()}" for text in gold_answers if text.strip())
+
+
+def entailment_v2(*, passage: str, nugget: str) -> JudgeRequest[VerdictLabel]:
+    return _request("entailment", f"PASSAGE:\n{passage.strip()}\n\nCLAIM:\n{nugget.strip()}")
+
+
+def gold_v2(*, question: str, answer: str, gold_answers: Sequence[str]
+            ) -> JudgeRequest[VerdictLabel]:
+    return _request("gold", f"QUESTION:\n{question.strip()}\n\nGOLD ANSWER:\n"
+                            f"{_gold_lines(gold_answers)}\n\nANSWER:\n{answer.strip()}")
+
+
+def nuggets_v2(*, question: str, answer: str, nuggets: Sequence[str]
+               ) -> JudgeRequest[VerdictLabel]:
+    listed = "\n".join(f"- {text.strip()}" for text in nuggets) or "(none)"
+    return _request("nuggets", f"QUESTION:\n{question.strip()}\n\nNUGGETS:\n{listed}"
+                               f"\n\nANSWER:\n{answer.strip()}")
+
+
+def relevance_v2(*, question: str, answer: str, nugget: str) -> JudgeRequest[VerdictLabel]:
+    return _request("relevance", f"QUESTION:\n{question.strip()}\n\nANSWER:\n"
+                                 f"{answer.strip()}\n\nNUGGET:\n{nugget.strip()}")
+
+
+def explain_request(asked: JudgeRequest[VerdictLabel], verdict: bool
+                    ) -> JudgeRequest[VerdictLabel]:
+    """Ask for one sentence on why `asked` has the answer `verdict`, which is fixed."""
+    field = SUBTASKS[asked.kind].field  # type: ignore[index]
+    word = "true" if verdict else "false"
+    messages: list[ChatMessage] = [
+        asked.messages[0],
+        {"role": "user", "content": asked.messages[1]["content"] + "\n\n"
+                                    + EXPLAIN_INSTRUCTIONS.format(verdict=word)},
+    ]
+    return JudgeRequest(
+        kind=asked.kind,
+        prompt_version=f"{asked.prompt_version}+{EXPLAIN_VERSION}",
+        messages=messages,
+        response_format=response_format(f"r2c2_{field}_reason", {
+            "type": "object",
+            "properties": {field: {"type": "boolean", "enum": [verdict]},
+                           "reason": {"type": "string", "maxLength": REASON_MAX_LENGTH}},
+            "required": [field, "reason"],
+            "additionalProperties": False,
+        }),
+        parse=functools.partial(parse_verdict, field=field, with_reason=True),
+        # No verdict to weigh: the schema fixes it.
+    )
+
+
+def prompt_versions() -> dict[str, str]:
+    """Every wording a v2 judgment depends on: what a judge validation is valid for."""
+    return {"entailment": ENTAILMENT_V2, "answer": ANSWER_V2,
+            **{name: prompt.version for name, prompt in SUBTASKS.items()}}

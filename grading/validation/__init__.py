@@ -1,0 +1,1 @@
+"""Judge validation: labelled sets, the figures a judge reaches on them, the campaign's bar."""
