@@ -37,7 +37,9 @@ demo: $(STAMP)
 	$(PY) manage.py submit_runs demo-movies --as olga --keep-going \
 	    demo/runs/*-PG-* demo/runs/*-PO-* demo/runs/*-AC-*
 	$(PY) manage.py grade demo-movies
-	$(PY) manage.py publish_leaderboards demo-movies --as olga
+	# --force: the demo publishes even where the judge doubted, and says how many such
+	# judgments no one reviewed (a real campaign reviews them on the dashboard first).
+	$(PY) manage.py publish_leaderboards demo-movies --as olga --force
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
 
 serve: $(STAMP)

@@ -158,6 +158,7 @@ class BoardView:
     kind_label: str
     published: bool
     public_from: CampaignTime | None  # published, not yet public: when it will be
+    stale: bool  # computed before the latest judgment edit (DESIGN.md section 5.4)
     judge: str
     computed_at_utc: datetime
     computed_at_local: datetime
@@ -448,7 +449,8 @@ def _board_view(campaign: Campaign, board: Mapping[str, Any], now: datetime) -> 
         track=board["track"], kind=board["kind"],
         kind_label=TrackKind(board["kind"]).label if board["kind"] in TrackKind.values
         else board["kind"],
-        published=board["published"], public_from=public_from, judge=board["judge"],
+        published=board["published"], public_from=public_from, stale=board["stale"],
+        judge=board["judge"],
         computed_at_utc=computed_at.astimezone(zoneinfo.ZoneInfo("UTC")),
         computed_at_local=computed_at.astimezone(zone),
         edited_judgments=board["edited_judgments"], needs_review=board["needs_review"],

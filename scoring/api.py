@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, permissions, renderers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,12 +29,20 @@ from scoring.selectors import (
     leaderboards_visible,
     run_scores_visible,
 )
-from scoring.services import evaluation_publish, evaluation_unpublish
+from scoring.serializers import (
+    PUBLISH_REFUSED,
+    LeaderboardSerializer,
+    LeaderboardsSerializer,
+    PublishRequestSerializer,
+)
+from scoring.services import PublishRefused, evaluation_publish, evaluation_unpublish
 from scoring.tasks import enqueue_scoring
 from submissions.models import Run
 from submissions.selectors import run_for_user
 
 NO_SCORES = "no scores of run {id} that you may see yet"
+NOT_PUBLISHED = "the {track} leaderboard of {slug} was not published; see problems"
+FORCE_HINT = ', or publish with {"force": true}'
 
 
 class CsvRenderer(renderers.BaseRenderer):
@@ -52,7 +60,8 @@ class LeaderboardsView(APIView):
     renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CsvRenderer]
 
     @extend_schema(summary="Leaderboards you may see (published; organisers: all)",
-                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"])])
+                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
+                   responses={200: LeaderboardsSerializer, (200, "text/csv"): bytes})
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         boards = leaderboards_visible(campaign=campaign, user=request.user, now=timezone.now())
@@ -66,17 +75,34 @@ class LeaderboardsView(APIView):
 class PublishView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=None, summary="Publish a track's latest leaderboard "
-                   "(DELETE withdraws it)")
+    @extend_schema(
+        request=PublishRequestSerializer,
+        responses={200: LeaderboardSerializer, 409: OpenApiResponse(
+            PUBLISH_REFUSED, description="Refused: the scores are stale, or rest on "
+            "doubtful judgments no organiser has reviewed (force goes over those only)")},
+        summary="Publish a track's latest leaderboard (DELETE withdraws it)")
     def post(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
+        form = PublishRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
         evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track) \
             .order_by("-computed_at", "-id").first()
         if evaluation is None:
             raise exceptions.NotFound(f"track {track} of {slug} has not been scored yet")
-        evaluation_publish(evaluation=evaluation, user=authenticated_user(request))
-        return Response(leaderboard(evaluation=evaluation))
+        try:
+            publication = evaluation_publish(evaluation=evaluation,
+                                             user=authenticated_user(request),
+                                             force=form.validated_data["force"])
+        except PublishRefused as refused:
+            problems = [p.message + (FORCE_HINT if p.waivable else "") for p in refused.problems]
+            return Response({"detail": NOT_PUBLISHED.format(track=track, slug=slug),
+                             "problems": problems,
+                             "errors": [{"field": "", "message": m} for m in problems]},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(leaderboard(evaluation=publication.evaluation))
 
+    @extend_schema(request=None, responses={204: None},
+                   summary="Withdraw a track's published leaderboard")
     def delete(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
         for evaluation in Evaluation.objects.filter(track__campaign=campaign, track__slug=track,

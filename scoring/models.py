@@ -22,6 +22,12 @@ class Evaluation(models.Model):
     computed_at = models.DateTimeField(auto_now_add=True)
     judge = models.CharField(max_length=300, blank=True, help_text="model / prompt versions")
     edited_judgments = models.PositiveIntegerField(default=0)
+    # How many judgment edits the campaign had when scoring began to read its judgments.
+    # A count, not a time: an edit is stamped when its transaction starts, and by the
+    # worker's or the web server's clock, so "edited after computed_at" can miss an edit
+    # that committed after the judgments were read. Edits are only ever added, so the
+    # snapshot counts every edit iff the campaign still has this many (scoring/selectors.py).
+    judgment_edits_seen = models.PositiveIntegerField(default=0)
     needs_review = models.PositiveIntegerField(default=0)
     fingerprint = models.CharField(max_length=64, help_text="sha256 of the labels used")
     questions = models.PositiveIntegerField(default=0)
@@ -40,6 +46,33 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.track} scored {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class PublishOverride(models.Model):
+    """A snapshot published over doubtful judgments no organiser had reviewed (`force`).
+
+    Kept apart from the snapshot's `published_at`/`published_by` so that withdrawing and
+    publishing again never erases who overrode the review, when, and over what.
+    """
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE,
+                                   related_name="overrides")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+    )
+    published_at = models.DateTimeField()
+    review_below = models.FloatField(help_text="the campaign's review threshold then")
+    doubtful_unreviewed = models.PositiveIntegerField(
+        help_text="judgments under the threshold that no organiser had reviewed")
+    judgments = models.JSONField(default=list, help_text="their ids")
+
+    class Meta:
+        ordering = ["evaluation", "published_at", "id"]
+        get_latest_by = "published_at"
+
+    def __str__(self) -> str:
+        return (f"{self.evaluation} published over {self.doubtful_unreviewed} unreviewed "
+                f"doubtful judgment(s)")
 
 
 class RunScore(models.Model):

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Max, Q
+from django.urls import reverse
 
 from campaign.models import Campaign, Role, Track, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
+from grading.models import JudgeSlot, Judgment, JudgmentEdit
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.measures import MarkedNugget, PassageKey, derive_pr_qrels
 from scoring.models import Evaluation, RunScore
@@ -47,6 +51,7 @@ def leaderboard(*, evaluation: Evaluation) -> dict[str, Any]:
         "evaluation": evaluation.pk, "judge": evaluation.judge,
         "computed_at": evaluation.computed_at.isoformat(),
         "published": evaluation.published_at is not None,
+        "stale": evaluation_stale(evaluation=evaluation),
         "edited_judgments": evaluation.edited_judgments,
         "needs_review": evaluation.needs_review, "fingerprint": evaluation.fingerprint,
         "questions": evaluation.questions, "rows": rows,
@@ -108,3 +113,122 @@ def derived_qrels(blocks: Mapping[int, list[JudgedAnswerBlock]]) -> dict[str, di
 def campaign_qrels(*, campaign: Campaign) -> dict[str, dict[str, int]]:
     """The PR qrels the campaign's current judgments give (DESIGN.md section 4)."""
     return derived_qrels({run.pk: marked_run(run=run) for run in graded_ac_runs(campaign=campaign)})
+
+
+# --- what stands between a snapshot and its publication (DESIGN.md section 5.4) ---------
+STALE_SNAPSHOT = (
+    "the scores of track {track} were computed at {computed} UTC, before the latest judgment "
+    "edit ({edited} UTC): run `python manage.py score {slug}` (or wait for the worker) and "
+    "publish again"
+)
+DOUBTFUL_NOT_REVIEWED = (
+    "the judge was unsure of {count} judgment(s) behind the scores of track {track} (its "
+    "confidence is under the review threshold {threshold:g}) and no organiser has confirmed "
+    "or corrected them: review them at {url}"
+)
+UTC_TIME = "%Y-%m-%d %H:%M:%S"
+
+
+def judgment_edit_count(*, campaign: Campaign) -> int:
+    """How many post-edits the campaign's judgments have had; edits are only ever added."""
+    return JudgmentEdit.objects.filter(judgment__campaign=campaign).count()
+
+
+def evaluation_stale(*, evaluation: Evaluation) -> bool:
+    """Was this snapshot computed before the latest judgment edit (DESIGN.md section 5.4)?
+
+    Any edit in the campaign counts, not only those of the track's own runs: a PR track's
+    qrels come from every AC track's judgments, one judgment serves every record with the
+    same input whatever its run or track, and `score` recomputes every track at once, so
+    the remedy is the same. A needless alarm costs one re-score; a missed one would let
+    numbers known to be wrong be published.
+    """
+    edits = JudgmentEdit.objects.filter(judgment__campaign_id=evaluation.track.campaign_id)
+    return edits.count() > evaluation.judgment_edits_seen
+
+
+def _runs_behind(evaluation: Evaluation) -> Any:
+    """The AC runs whose judgments a snapshot's numbers come from: an AC snapshot's own
+    runs; for a PR snapshot every graded AC run of the campaign, its qrels' source."""
+    if evaluation.track.kind == TrackKind.AC:
+        return Run.objects.filter(scores__evaluation=evaluation)
+    return graded_ac_runs(campaign=evaluation.track.campaign)
+
+
+def doubtful_unreviewed(*, evaluation: Evaluation) -> list[int]:
+    """Ids of the official judgments behind a snapshot that the judge was less sure of than
+    the campaign's review threshold and that no organiser has edited or confirmed.
+
+    An unmeasured confidence (None) is not doubt. A confirmation is an edit to the same
+    label, so `edited_label` set means reviewed either way.
+    """
+    campaign = evaluation.track.campaign
+    runs = _runs_behind(evaluation)
+    used = (Q(nugget_links__nugget__run__in=runs, nugget_links__slot=JudgeSlot.OFFICIAL)
+            | Q(answer_links__answer__run__in=runs, answer_links__slot=JudgeSlot.OFFICIAL))
+    return list(
+        Judgment.objects.filter(used, campaign=campaign, confidence__lt=campaign.review_below,
+                                edited_label__isnull=True)
+        .order_by("pk").values_list("pk", flat=True).distinct()
+    )
+
+
+@dataclass(frozen=True)
+class PublishProblem:
+    """One reason a snapshot may not be published. `waivable`: publishing with `force`
+    goes over it (unreviewed doubt); stale numbers are never waivable."""
+
+    message: str
+    waivable: bool
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class PublishCheck:
+    """What a snapshot's publication would go over, read once for both the refusal and
+    the record of an override."""
+
+    evaluation: Evaluation
+    stale: bool
+    latest_edit: datetime | None
+    doubtful: list[int]  # ids of unreviewed doubtful judgments behind it
+    review_below: float
+
+    def problems(self, *, force: bool = False) -> list[PublishProblem]:
+        """Why it may not be published (empty: it may); `force` waives only the doubt."""
+        evaluation = self.evaluation
+        track, campaign = evaluation.track, evaluation.track.campaign
+        problems = []
+        if self.stale:
+            edited = self.latest_edit or evaluation.computed_at
+            problems.append(PublishProblem(STALE_SNAPSHOT.format(
+                track=track.slug, slug=campaign.slug,
+                computed=evaluation.computed_at.astimezone(UTC).strftime(UTC_TIME),
+                edited=edited.astimezone(UTC).strftime(UTC_TIME)), waivable=False))
+        if self.doubtful and not force:
+            url = reverse("judgments", kwargs={"slug": campaign.slug}) + "?doubtful=1"
+            problems.append(PublishProblem(DOUBTFUL_NOT_REVIEWED.format(
+                count=len(self.doubtful), track=track.slug, threshold=self.review_below,
+                url=url), waivable=True))
+        return problems
+
+
+def evaluation_publish_check(*, evaluation: Evaluation) -> PublishCheck:
+    campaign = evaluation.track.campaign
+    latest_edit = JudgmentEdit.objects.filter(judgment__campaign=campaign).aggregate(
+        latest=Max("edited_at"))["latest"]
+    return PublishCheck(evaluation=evaluation, stale=evaluation_stale(evaluation=evaluation),
+                        latest_edit=latest_edit,
+                        doubtful=doubtful_unreviewed(evaluation=evaluation),
+                        review_below=campaign.review_below)
+
+
+def evaluation_publish_problems(
+    *, evaluation: Evaluation, force: bool = False
+) -> list[PublishProblem]:
+    """Why this snapshot may not be published, as messages that say what to do (empty: it
+    may be). `force` goes over unreviewed doubtful judgments, never over stale scores:
+    publishing numbers known to be wrong is never right."""
+    return evaluation_publish_check(evaluation=evaluation).problems(force=force)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,8 +24,14 @@ from scoring.measures import (
     score_pr_run,
 )
 from scoring.measures.stats import mean_ci, two_way_anova
-from scoring.models import Evaluation, RunScore
-from scoring.selectors import derived_qrels, graded_ac_runs
+from scoring.models import Evaluation, PublishOverride, RunScore
+from scoring.selectors import (
+    PublishProblem,
+    derived_qrels,
+    evaluation_publish_check,
+    graded_ac_runs,
+    judgment_edit_count,
+)
 from submissions.models import PassageRecord, Run, RunStatus
 
 # The measure each track's statistics (CIs, Tukey HSD) are computed on.
@@ -95,10 +102,15 @@ def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer
 
 @transaction.atomic
 def track_score_ac(*, track: Track, qids: list[str],
-                   blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run]) -> Evaluation:
-    """Score every graded AC run of the track (DESIGN.md section 6) into a new snapshot."""
+                   blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run],
+                   judgment_edits_seen: int) -> Evaluation:
+    """Score every graded AC run of the track (DESIGN.md section 6) into a new snapshot.
+
+    `judgment_edits_seen`: the campaign's edit count taken before `blocks_of` was read.
+    """
     judge, edited = _judge_summary(runs)
     evaluation = Evaluation.objects.create(track=track, judge=judge, edited_judgments=edited,
+                                           judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qids), fingerprint="")
     labels: dict[str, Any] = {}
     names, columns, needs_review = [], [], 0
@@ -130,12 +142,17 @@ def track_score_ac(*, track: Track, qids: list[str],
 
 
 @transaction.atomic
-def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]]) -> Evaluation:
-    """Score every current PR run of the track against the derived qrels."""
+def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
+                   judgment_edits_seen: int) -> Evaluation:
+    """Score every current PR run of the track against the derived qrels.
+
+    `judgment_edits_seen`: the campaign's edit count taken before the qrels were derived.
+    """
     runs = list(Run.objects.filter(track=track, is_current=True,
                                    status__in=[RunStatus.VALID, *GRADED])
                 .select_related("team").order_by("name"))
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
+                                           judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qrels), qrels=qrels, fingerprint="")
     names, columns = [], []
     relevant_qids = sorted(qrels)
@@ -188,6 +205,10 @@ def campaign_score(
     *, campaign: Campaign, progress: ScoringProgress | None = None
 ) -> list[Evaluation]:
     """Score every track: AC runs from their judgments, then PR runs on the derived qrels."""
+    # Counted before any judgment is read: an edit that commits later makes these
+    # snapshots stale even if the reads below happened to see it (a needless re-score at
+    # worst), and one that committed earlier is in what they read.
+    edits_seen = judgment_edit_count(campaign=campaign)
     qids = list(campaign.questions.order_by("position", "qid").values_list("qid", flat=True))
     ac_runs = graded_ac_runs(campaign=campaign)
     ac_tracks = list(campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"))
@@ -201,21 +222,68 @@ def campaign_score(
     evaluations = []
     for track in ac_tracks:
         runs = [run for run in ac_runs if run.track_id == track.pk]
-        evaluations.append(track_score_ac(track=track, qids=qids, blocks_of=blocks, runs=runs))
+        evaluations.append(track_score_ac(track=track, qids=qids, blocks_of=blocks, runs=runs,
+                                          judgment_edits_seen=edits_seen))
         progress.done(f"scored track {track.slug}")
     qrels = derived_qrels(blocks)
     for track in pr_tracks:
-        evaluations.append(track_score_pr(track=track, qrels=qrels))
+        evaluations.append(track_score_pr(track=track, qrels=qrels,
+                                          judgment_edits_seen=edits_seen))
         progress.done(f"scored track {track.slug}")
     return evaluations
 
 
-def evaluation_publish(*, evaluation: Evaluation, user: AbstractBaseUser) -> Evaluation:
-    """Publish a snapshot: participants see it now, the public after results_release."""
-    evaluation.published_at = timezone.now()
+class PublishRefused(Exception):
+    """A snapshot that may not be published yet; `problems` say why and what to do."""
+
+    def __init__(self, problems: list[PublishProblem]) -> None:
+        super().__init__("; ".join(p.message for p in problems))
+        self.problems = problems
+
+    @property
+    def waivable(self) -> bool:
+        """Would publishing with `force` go through (only unreviewed doubt stands)?"""
+        return all(p.waivable for p in self.problems)
+
+
+@dataclass(frozen=True)
+class Publication:
+    evaluation: Evaluation
+    override: PublishOverride | None  # set when `force` went over unreviewed doubt
+
+
+@transaction.atomic
+def evaluation_publish(
+    *, evaluation: Evaluation, user: AbstractBaseUser, force: bool = False
+) -> Publication:
+    """Publish a snapshot: participants see it now, the public after results_release.
+
+    Refused (PublishRefused, nothing written) while the snapshot is stale (computed
+    before the latest judgment edit, DESIGN.md section 5.4) or rests on doubtful judgments
+    no organiser has reviewed. `force` publishes over the doubt only, and records who
+    did, when, over how many judgments and under which threshold (PublishOverride).
+    """
+    # Locked: two organisers publishing at once leave one consistent stamp.
+    evaluation = Evaluation.objects.select_for_update(of=("self",)).select_related(
+        "track__campaign").get(pk=evaluation.pk)
+    check = evaluation_publish_check(evaluation=evaluation)
+    problems = check.problems(force=force)
+    if problems:
+        raise PublishRefused(problems)
+    now = timezone.now()
+    override = None
+    if check.doubtful:
+        override = PublishOverride(
+            evaluation=evaluation, published_by_id=user.pk, published_at=now,
+            review_below=check.review_below, doubtful_unreviewed=len(check.doubtful),
+            judgments=check.doubtful,
+        )
+        override.full_clean()
+        override.save()
+    evaluation.published_at = now
     evaluation.published_by_id = user.pk
     evaluation.save(update_fields=["published_at", "published_by"])
-    return evaluation
+    return Publication(evaluation=evaluation, override=override)
 
 
 def evaluation_unpublish(*, evaluation: Evaluation) -> Evaluation:

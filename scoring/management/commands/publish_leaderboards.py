@@ -1,20 +1,32 @@
-"""`python manage.py publish_leaderboards SLUG [--track T] [--as USER]`: publish the latest
-scores of each track (participants see them now, the public after results_release)."""
+"""`python manage.py publish_leaderboards SLUG [--track T] --as USER [--force]`: publish the
+latest scores of each track (participants see them now, the public after results_release).
+
+A track whose latest scores are stale (computed before the latest judgment edit) or rest on
+doubtful judgments no organiser has reviewed is refused, and then nothing is published: a
+command that fails changes nothing. `--force` goes over unreviewed doubt (and the override
+is recorded), never over stale scores.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from campaign.management.lookup import campaign_arg, user_arg
 from campaign.models import Role
 from campaign.selectors import campaign_role
 from scoring.models import Evaluation
-from scoring.services import evaluation_publish
+from scoring.services import PublishRefused, evaluation_publish
 
 NOT_AN_ORGANISER = "'{username}' is not an organiser of {campaign}: only organisers publish"
 NO_TRACK = "no track '{track}' in {campaign} (tracks: {tracks})"
+FORCE_HINT = ", or publish with --force"
+REFUSED = "track(s) {tracks} may not be published yet (see above): nothing was published"
+PUBLISHED = "track {track}: published the scores of {computed} UTC"
+FORCED = ("track {track}: published over {count} unreviewed doubtful judgment(s) (under the "
+          "review threshold {threshold:g}); the override is recorded under {username}")
 
 
 class Command(BaseCommand):
@@ -25,6 +37,10 @@ class Command(BaseCommand):
         parser.add_argument("--track", help="only this track")
         parser.add_argument("--as", dest="username", required=True,
                             help="the organiser who publishes (kept with the snapshot)")
+        parser.add_argument("--force", action="store_true",
+                            help="publish over doubtful judgments no organiser has reviewed "
+                                 "(recorded); never over scores computed before the latest "
+                                 "judgment edit")
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
@@ -41,12 +57,37 @@ class Command(BaseCommand):
                                   .values_list("slug", flat=True)) or "none"
                 raise CommandError(NO_TRACK.format(track=options["track"],
                                                    campaign=campaign.slug, tracks=known))
-        for track in tracks.order_by("slug"):
-            evaluation = Evaluation.objects.filter(track=track).order_by(
-                "-computed_at", "-id").first()
-            if evaluation is None:
-                self.stderr.write(f"track {track.slug}: not scored yet, nothing to publish")
-                continue
-            evaluation_publish(evaluation=evaluation, user=user)
-            self.stdout.write(f"track {track.slug}: published the scores of "
-                              f"{evaluation.computed_at:%Y-%m-%d %H:%M} UTC")
+        published: list[str] = []
+        refused: dict[str, PublishRefused] = {}
+        with transaction.atomic():
+            for track in tracks.order_by("slug"):
+                evaluation = Evaluation.objects.filter(track=track).order_by(
+                    "-computed_at", "-id").first()
+                if evaluation is None:
+                    self.stderr.write(f"track {track.slug}: not scored yet, nothing to publish")
+                    continue
+                try:
+                    publication = evaluation_publish(evaluation=evaluation, user=user,
+                                                     force=options["force"])
+                except PublishRefused as refusal:
+                    refused[track.slug] = refusal
+                    continue
+                published.append(PUBLISHED.format(
+                    track=track.slug, computed=f"{evaluation.computed_at:%Y-%m-%d %H:%M}"))
+                override = publication.override
+                if override is not None:
+                    published.append(FORCED.format(track=track.slug,
+                                                   count=override.doubtful_unreviewed,
+                                                   threshold=override.review_below,
+                                                   username=options["username"]))
+            if refused:
+                transaction.set_rollback(True)
+        if refused:
+            # Each message names its track.
+            for track_refused in refused.values():
+                for problem in track_refused.problems:
+                    hint = FORCE_HINT if problem.waivable else ""
+                    self.stderr.write(f"{problem.message}{hint}")
+            raise CommandError(REFUSED.format(tracks=", ".join(refused)))
+        for line in published:
+            self.stdout.write(line)
