@@ -33,6 +33,8 @@ api_v1 = [
          name="api-judgments"),
     path("judgments/<int:judgment_id>/", grading_api.JudgmentDetailView.as_view(),
          name="api-judgment"),
+    path("judgments/<int:judgment_id>/confirm/", grading_api.JudgmentConfirmView.as_view(),
+         name="api-judgment-confirm"),
     path("runs/<int:run_id>/marked/", grading_api.MarkedRunView.as_view(), name="api-run-marked"),
     path("campaigns/<slug:slug>/scoring/", scoring_api.ScoringView.as_view(), name="api-scoring"),
     path("campaigns/<slug:slug>/leaderboards/", scoring_api.LeaderboardsView.as_view(),

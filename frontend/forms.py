@@ -48,6 +48,9 @@ class JudgmentFilterForm(forms.Form):
     edited = forms.ChoiceField(label="Edited by an organiser", required=False,
                                choices=ANY_YES_NO)
     disagreement = forms.BooleanField(label="Second judge disagrees", required=False)
+    doubtful = forms.BooleanField(label="Doubtful, not yet reviewed", required=False)
+    order = forms.ChoiceField(label="Order", required=False, choices=[
+        ("doubt", "Least sure first"), ("run", "Run, question, nugget")])
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -58,13 +61,19 @@ class JudgmentFilterForm(forms.Form):
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data
-        return {
+        filters = {
             "run": data.get("run") or None, "qid": data.get("qid") or None,
             "kind": data.get("kind") or None, "label": _flag(data.get("label", "")),
             "needs_review": _flag(data.get("needs_review", "")),
             "edited": _flag(data.get("edited", "")),
             "disagreement": bool(data.get("disagreement")),
+            # The review queue is sorted by doubt unless asked otherwise.
+            "order": data.get("order") or "doubt",
         }
+        if data.get("doubtful"):
+            # What is left to review: doubtful, and neither edited nor confirmed yet.
+            filters.update(doubtful=True, edited=False)
+        return filters
 
 
 class JudgmentEditForm(forms.Form):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, permissions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,14 +16,27 @@ from campaign.api import organiser_campaign
 from config.api_errors import authenticated_user
 from grading.models import Judgment
 from grading.selectors import (
+    JUDGMENT_ORDERS,
     grading_progress,
+    is_doubtful,
     judge_agreement,
     judgment_items,
     marked_run,
     runs_using,
 )
-from grading.serializers import JudgmentEditSerializer, judgment_item_json, run_progress_json
-from grading.services import EditRefused, campaign_grading_queue, judgment_edit
+from grading.serializers import (
+    JudgmentDetailSerializer,
+    JudgmentEditSerializer,
+    JudgmentItemSerializer,
+    judgment_item_json,
+    run_progress_json,
+)
+from grading.services import (
+    EditRefused,
+    campaign_grading_queue,
+    judgment_confirm,
+    judgment_edit,
+)
 from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
@@ -69,12 +82,20 @@ class JudgmentListView(APIView):
 
     @extend_schema(summary="Judgments of the campaign's runs", parameters=[
         OpenApiParameter("run", str), OpenApiParameter("kind", str, enum=["entailment", "answer"]),
-        OpenApiParameter("qid", str), OpenApiParameter("edited", bool),
+        OpenApiParameter("qid", str),
+        OpenApiParameter("edited", bool,
+            description="edited or confirmed by an organiser (reviewed)"),
         OpenApiParameter("needs_review", bool),
         OpenApiParameter("disagreement", bool, description="the second judge disagrees"),
         OpenApiParameter("label", str,
             description="entailment: true/false (entailed); answer: true/false (correct)"),
-    ])
+        OpenApiParameter("doubtful", bool, description=(
+            "the judge's confidence is under the campaign's review threshold; "
+            "with edited=false: the ones still to review")),
+        OpenApiParameter("order", str, enum=list(JUDGMENT_ORDERS), description=(
+            "run (default): by run, question and nugget; doubt: least sure first, "
+            "unmeasured confidences after measured ones, then by judgment id")),
+    ], responses=JudgmentItemSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         params = request.query_params
@@ -82,31 +103,44 @@ class JudgmentListView(APIView):
         if kind not in (None, "entailment", "answer"):
             raise exceptions.ValidationError(
                 {"kind": [f"expected entailment or answer, found {kind!r}"]})
+        order = params.get("order", "run")
+        if order not in JUDGMENT_ORDERS:
+            raise exceptions.ValidationError(
+                {"order": [f"expected {' or '.join(JUDGMENT_ORDERS)}, found {order!r}"]})
         items = judgment_items(
             campaign=campaign, run=params.get("run"), kind=kind, qid=params.get("qid"),
             edited=_flag(params.get("edited")), needs_review=_flag(params.get("needs_review")),
             disagreement=_flag(params.get("disagreement")) is True,
-            label=_flag(params.get("label")),
+            label=_flag(params.get("label")), doubtful=_flag(params.get("doubtful")),
+            order=order,
         )
         return Response([judgment_item_json(item) for item in items])
+
+
+def _organisers_judgment(request: Request, judgment_id: int) -> Judgment:
+    judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
+    organiser_campaign(request, judgment.campaign.slug)
+    return judgment
+
+
+def _refused(refused: EditRefused) -> Response:
+    return Response({"detail": str(refused),
+                     "errors": [{"field": refused.field, "message": str(refused)}]},
+                    status=status.HTTP_400_BAD_REQUEST)
 
 
 class JudgmentDetailView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    def _judgment(self, request: Request, judgment_id: int) -> Judgment:
-        judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
-        organiser_campaign(request, judgment.campaign.slug)
-        return judgment
-
-    @extend_schema(summary="A judgment with its audit trail")
+    @extend_schema(summary="A judgment with its audit trail", responses=JudgmentDetailSerializer)
     def get(self, request: Request, judgment_id: int) -> Response:
-        judgment = self._judgment(request, judgment_id)
+        judgment = _organisers_judgment(request, judgment_id)
         return Response(_judgment_detail(judgment))
 
-    @extend_schema(request=JudgmentEditSerializer, summary="Post-edit a judgment's label")
+    @extend_schema(request=JudgmentEditSerializer, responses=JudgmentDetailSerializer,
+                   summary="Post-edit a judgment's label")
     def patch(self, request: Request, judgment_id: int) -> Response:
-        judgment = self._judgment(request, judgment_id)
+        judgment = _organisers_judgment(request, judgment_id)
         form = JudgmentEditSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(form.validated_data)
@@ -116,10 +150,27 @@ class JudgmentDetailView(APIView):
             judgment = judgment_edit(judgment=judgment, user=authenticated_user(request),
                                      changes=changes, reason=data["reason"], note=data["note"])
         except EditRefused as refused:
-            return Response({"detail": str(refused),
-                             "errors": [{"field": refused.field, "message": str(refused)}]},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return _refused(refused)
         # Edited labels change the answer step's input and the scores: grade again.
+        enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
+        return Response(_judgment_detail(judgment))
+
+
+class JudgmentConfirmView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None, summary="Confirm a judgment's label: reviewed, the judge was right",
+        responses={200: JudgmentDetailSerializer, 400: OpenApiResponse(
+            description="the judgment has no label to confirm (needs review)")})
+    def post(self, request: Request, judgment_id: int) -> Response:
+        judgment = _organisers_judgment(request, judgment_id)
+        try:
+            judgment = judgment_confirm(judgment=judgment, user=authenticated_user(request))
+        except EditRefused as refused:
+            return _refused(refused)
+        # As after an edit: the runs are graded (no new calls) and scored again, so no
+        # leaderboard stays older than the review.
         enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
         return Response(_judgment_detail(judgment))
 
@@ -130,7 +181,9 @@ def _judgment_detail(judgment: Judgment) -> dict[str, Any]:
         "label": judgment.label, "llm_label": judgment.llm_label,
         "reason": judgment.reason, "llm_reason": judgment.llm_reason,
         "nugget_reasons": judgment.nugget_reasons, "edited": judgment.edited,
-        "input": judgment.input,
+        "confidence": judgment.confidence,
+        "doubtful": is_doubtful(judgment=judgment, campaign=judgment.campaign),
+        "steps": judgment.steps, "input": judgment.input,
         "judge": {"model": judgment.judge_model, "prompt_version": judgment.prompt_version,
                   "decoding": judgment.decoding},
         "provenance": {"input_hash": judgment.input_hash, "raw_output": judgment.raw_output,

@@ -142,6 +142,15 @@ def runs_using(*, judgment: Judgment) -> list[Run]:
     return list(Run.objects.filter(pk__in=run_ids).select_related("track__campaign"))
 
 
+def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
+    """Was the judge less sure of this label than the campaign's review threshold?
+
+    An unmeasured confidence (a server without token probabilities, or no label at all)
+    is not doubt: there is nothing to compare.
+    """
+    return judgment.confidence is not None and judgment.confidence < campaign.review_below
+
+
 @dataclass(frozen=True)
 class JudgmentItem:
     """A judgment where it is used: one nugget record or one answer of one run."""
@@ -150,17 +159,36 @@ class JudgmentItem:
     run: str
     qid: str
     nugget_num: int | None
+    doubtful: bool = False
+
+
+#: How `judgment_items` may order: by run, question and nugget; or least sure first.
+JUDGMENT_ORDERS = ("run", "doubt")
+
+
+def _doubt_order(item: JudgmentItem) -> tuple[bool, float, int]:
+    # Least sure first; unmeasured after every measured one; then the judgment's id.
+    confidence = item.judgment.confidence
+    return (confidence is None, 0.0 if confidence is None else confidence, item.judgment.pk)
 
 
 def judgment_items(
     *, campaign: Campaign, run: str | None = None, kind: str | None = None,
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
     slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
+    doubtful: bool | None = None, order: str = "run",
 ) -> list[JudgmentItem]:
     """Judgments of a campaign's current runs, one item per use, filtered as asked.
 
-    `label` keeps the uses whose counting label (entailed, or correct) is that value.
+    `label` keeps the uses whose counting label (entailed, or correct) is that value;
+    `doubtful` those the judge was (or was not) less sure of than `campaign.review_below`.
+    `order` is one of JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured
+    after every measured one, then by judgment id (each judgment's uses stay together).
     """
+    if order not in JUDGMENT_ORDERS:
+        raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
+    below = Q(judgment__confidence__lt=campaign.review_below)
+
     def narrowed(links: QuerySet[Any], prefix: str) -> QuerySet[Any]:
         links = links.filter(**{f"{prefix}__run__track__campaign": campaign,
                                 f"{prefix}__run__is_current": True, "slot": slot})
@@ -170,6 +198,9 @@ def judgment_items(
             links = links.filter(**{f"{prefix}__qid": qid})
         if edited is not None:
             links = links.filter(judgment__edited_label__isnull=not edited)
+        if doubtful is not None:
+            # `exclude` keeps the unmeasured (NULL) confidences: they are not doubtful.
+            links = links.filter(below) if doubtful else links.exclude(below)
         if needs_review is not None:
             unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
             links = links.filter(unlabelled) if needs_review else links.exclude(unlabelled)
@@ -180,18 +211,23 @@ def judgment_items(
         for link in narrowed(NuggetEntailment.objects.all(), "nugget").order_by(
             "nugget__run__name", "nugget__qid", "nugget__nugget_num"
         ):
-            items.append(JudgmentItem(link.judgment, link.nugget.run.name, link.nugget.qid,
-                                      link.nugget.nugget_num))
+            items.append(JudgmentItem(
+                link.judgment, link.nugget.run.name, link.nugget.qid, link.nugget.nugget_num,
+                doubtful=is_doubtful(judgment=link.judgment, campaign=campaign)))
     if kind in (None, "answer"):
         for link in narrowed(AnswerEvaluation.objects.all(), "answer").order_by(
             "answer__run__name", "answer__qid"
         ):
-            items.append(JudgmentItem(link.judgment, link.answer.run.name, link.answer.qid, None))
+            items.append(JudgmentItem(
+                link.judgment, link.answer.run.name, link.answer.qid, None,
+                doubtful=is_doubtful(judgment=link.judgment, campaign=campaign)))
     if label is not None:
         items = [item for item in items
                  if (item.judgment.label or {}).get(LABEL_FIELD[item.judgment.kind]) is label]
     if disagreement:
         items = [item for item in items if _judges_disagree(item)]
+    if order == "doubt":
+        items.sort(key=_doubt_order)  # stable: a judgment's uses keep run and qid order
     return items
 
 

@@ -4,11 +4,16 @@ from typing import Any
 
 from rest_framework import serializers
 
+from grading.models import JudgmentKind
 from grading.selectors import JudgmentItem, RunProgress
 
 
 def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
-    """DESIGN.md section 9: id, kind, run, qid, nugget_num, label fields, reason, edited, judge."""
+    """DESIGN.md section 9: id, kind, run, qid, nugget_num, label fields, reason, edited, judge.
+
+    And for the review queue: the judge's `confidence`, whether it is `doubtful` (under
+    the campaign's review threshold) and the `steps` that decided it.
+    """
     judgment = item.judgment
     label = judgment.label or {}
     data: dict[str, Any] = {
@@ -24,10 +29,96 @@ def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
     data.update({
         "reason": judgment.reason, "edited": judgment.edited,
         "needs_review": judgment.label is None,
+        "confidence": judgment.confidence, "doubtful": item.doubtful, "steps": judgment.steps,
         "judge": {"model": judgment.judge_model, "prompt_version": judgment.prompt_version},
         "input": judgment.input,
     })
     return data
+
+
+# --- for the OpenAPI schema only: what the judgment views answer -----------------------
+class JudgmentStepSerializer(serializers.Serializer[dict[str, Any]]):
+    step = serializers.CharField(help_text="entailment, gold, nuggets or relevance")
+    decided_by = serializers.CharField(
+        help_text='"llm", or the rule that decided: "rule:gold-match", "rule:number-mismatch"')
+    verdict = serializers.BooleanField(allow_null=True, help_text="null: the reply never parsed")
+    confidence = serializers.FloatField(
+        allow_null=True, help_text="the judge's probability for its verdict (1.0 for a rule)")
+    nugget = serializers.IntegerField(required=False, help_text="relevance steps: NuggetNum")
+    prompt_version = serializers.CharField(required=False, help_text="llm steps")
+    matched = serializers.CharField(required=False, allow_blank=True,
+                                    help_text="rule steps: the gold answer that matched")
+    explained = serializers.BooleanField(required=False,
+                                         help_text="true where a reason was written")
+
+
+class JudgeNameSerializer(serializers.Serializer[dict[str, Any]]):
+    model = serializers.CharField()
+    prompt_version = serializers.CharField()
+
+
+class JudgmentItemSerializer(serializers.Serializer[dict[str, Any]]):
+    """One use of a judgment (a nugget record or an answer of a run)."""
+
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=JudgmentKind.choices)
+    run = serializers.CharField()
+    qid = serializers.CharField()
+    nugget_num = serializers.IntegerField(required=False, help_text="entailment only")
+    entailed = serializers.BooleanField(required=False, allow_null=True,
+                                        help_text="entailment only; null: needs review")
+    correct = serializers.BooleanField(required=False, allow_null=True,
+                                       help_text="answer only; null: needs review")
+    relevant = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                     help_text="answer only: the relevant NuggetNums")
+    nugget_reasons = serializers.DictField(child=serializers.CharField(), required=False,
+                                           help_text="answer only: NuggetNum -> reason")
+    reason = serializers.CharField(
+        allow_blank=True, help_text="written only where the judge doubted (or an organiser)")
+    edited = serializers.BooleanField(help_text="an organiser edited or confirmed the label")
+    needs_review = serializers.BooleanField(help_text="no label: the reply never parsed")
+    confidence = serializers.FloatField(
+        allow_null=True, help_text="the judge's probability for its label; null: unmeasured")
+    doubtful = serializers.BooleanField(
+        help_text="confidence under the campaign's review threshold (review_below)")
+    steps = JudgmentStepSerializer(many=True)
+    judge = JudgeNameSerializer()
+    input = serializers.JSONField(help_text="what the judge saw")
+
+
+class JudgmentHistorySerializer(serializers.Serializer[dict[str, Any]]):
+    edited_by = serializers.CharField(allow_null=True)
+    edited_at = serializers.DateTimeField()
+    note = serializers.CharField()
+    previous_label = serializers.JSONField(allow_null=True)
+    previous_reason = serializers.CharField(allow_blank=True)
+    new_label = serializers.JSONField()
+    new_reason = serializers.CharField(allow_blank=True)
+
+
+class JudgmentDetailSerializer(serializers.Serializer[dict[str, Any]]):
+    """A judgment with its provenance and audit trail."""
+
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=JudgmentKind.choices)
+    status = serializers.CharField()
+    # DRF pops declared fields off the class, so this does not shadow Field.label.
+    label = serializers.JSONField(  # type: ignore[assignment]
+        allow_null=True, help_text="the label that counts")
+    llm_label = serializers.JSONField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    llm_reason = serializers.CharField(allow_blank=True)
+    nugget_reasons = serializers.DictField(child=serializers.CharField())
+    edited = serializers.BooleanField()
+    confidence = serializers.FloatField(allow_null=True)
+    doubtful = serializers.BooleanField()
+    steps = JudgmentStepSerializer(many=True)
+    input = serializers.JSONField()
+    judge = serializers.JSONField(help_text="model, prompt_version, decoding")
+    provenance = serializers.JSONField(
+        help_text="input_hash, raw_output, prompt_tokens, completion_tokens, "
+                  "latency_seconds, attempts, judged_at")
+    history = JudgmentHistorySerializer(many=True)
 
 
 class JudgmentEditSerializer(serializers.Serializer[dict[str, Any]]):

@@ -315,6 +315,29 @@ def judgment_edit(
     return judgment
 
 
+CONFIRM_NOTE = "Confirmed by an organiser: the judge's label stands."
+NOTHING_TO_CONFIRM = ("this judgment has no label to confirm (the judge's reply never "
+                      "parsed); edit it to give one")
+
+
+@transaction.atomic
+def judgment_confirm(*, judgment: Judgment, user: AbstractBaseUser) -> Judgment:
+    """One click for "reviewed, the judge was right": an edit to the label it already has.
+
+    It is an edit like any other (a JudgmentEdit with CONFIRM_NOTE, the reason kept), so
+    agreement figures count it as the organisers agreeing, and whatever asks whether a
+    doubtful judgment was reviewed sees it edited. Callers re-grade the runs, as after an
+    edit, so the leaderboards are recomputed after it.
+    """
+    # The label confirmed is the one stored now, not the one the caller last saw.
+    judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
+    label = judgment.label
+    if label is None:
+        raise EditRefused("label", NOTHING_TO_CONFIRM)
+    return judgment_edit(judgment=judgment, user=user, changes=dict(label),
+                         reason=judgment.reason, note=CONFIRM_NOTE)
+
+
 # --- run status around grading ------------------------------------------------------
 GRADABLE = [RunStatus.VALID, RunStatus.GRADED, RunStatus.SCORED, RunStatus.FAILED]
 
