@@ -16,12 +16,21 @@ from django.views.decorators.http import require_POST
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from frontend.forms import JudgmentEditForm, JudgmentFilterForm
-from grading.models import Judgment
-from grading.selectors import grading_progress, judge_agreement, judgment_items, runs_using
-from grading.services import EditRefused, campaign_grading_queue, judgment_edit
+from grading.models import JudgeValidation, Judgment
+from grading.review import doubt_counts
+from grading.selectors import (
+    grading_progress,
+    is_doubtful,
+    judge_agreement,
+    judgment_items,
+    runs_using,
+)
+from grading.services import EditRefused, campaign_grading_queue, judgment_confirm, judgment_edit
+from grading.setup import official_model_name
 from grading.tasks import enqueue_grading
+from grading.validation.services import grading_refusal
 from scoring.models import Evaluation
-from scoring.services import evaluation_publish
+from scoring.services import PublishRefused, evaluation_publish
 from scoring.tasks import enqueue_scoring
 from submissions.selectors import invalid_uploads, runs_by_team
 
@@ -57,6 +66,10 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "agreement": judge_agreement(campaign=campaign),
         "pending": len(campaign_grading_queue(campaign=campaign)),
         "latest": latest,
+        "doubt": doubt_counts(campaign=campaign),
+        "validations": JudgeValidation.objects.filter(campaign=campaign)[:5],
+        "grading_refusal": grading_refusal(campaign=campaign,
+                                           judge_model=official_model_name()),
     }
     return render(request, "frontend/organiser/dashboard.html", context)
 
@@ -65,6 +78,10 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def start_grading(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
+    refusal = grading_refusal(campaign=campaign, judge_model=official_model_name())
+    if refusal:
+        messages.error(request, refusal)
+        return redirect("dashboard", slug=slug)
     run_ids = campaign_grading_queue(campaign=campaign,
                                      include_graded=request.POST.get("all") == "1")
     enqueue_grading(run_ids)
@@ -89,8 +106,15 @@ def publish(request: HttpRequest, slug: str, track: str) -> HttpResponse:
         "-computed_at", "-id").first()
     if evaluation is None:
         messages.error(request, f"Track {track} has not been scored yet.")
-    else:
+        return redirect("dashboard", slug=slug)
+    try:
         evaluation_publish(evaluation=evaluation, user=_user(request))
+    except PublishRefused as refused:
+        # No force here: the page sends organisers to review (the command and API have it).
+        for problem in refused.problems:
+            messages.error(request, f"The {track} leaderboard was not published: "
+                                    f"{problem.message}.")
+    else:
         messages.success(request, f"The {track} leaderboard is published.")
     return redirect("dashboard", slug=slug)
 
@@ -99,14 +123,17 @@ def publish(request: HttpRequest, slug: str, track: str) -> HttpResponse:
 def judgments(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
     form = JudgmentFilterForm(request.GET or None, campaign=campaign)
-    filters: dict[str, Any] = form.filters() if form.is_valid() else {}
+    # The review queue: least sure first unless the organiser asks otherwise.
+    filters: dict[str, Any] = form.filters() if form.is_valid() else {"order": "doubt"}
     items = judgment_items(campaign=campaign, **filters)
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     review_count = len(judgment_items(campaign=campaign, needs_review=True))
+    doubtful_count = len(judgment_items(campaign=campaign, doubtful=True, edited=False))
     query = request.GET.copy()
     query.pop("page", None)
     context = {"campaign": campaign, "form": form, "page": page, "review_count": review_count,
-               "query": query.urlencode(), "total": len(items)}
+               "doubtful_count": doubtful_count, "query": query.urlencode(),
+               "total": len(items)}
     return render(request, "frontend/organiser/judgments.html", context)
 
 
@@ -122,19 +149,38 @@ def judgment_detail(request: HttpRequest, judgment_id: int) -> HttpResponse:
         except EditRefused as refused:
             form.add_error(None, str(refused))
         else:
-            runs = runs_using(judgment=judgment)
-            enqueue_grading([run.pk for run in runs])
-            messages.success(request, f"Judgment {judgment.pk} edited; "
-                                      f"{len(runs)} run(s) queued for re-grading.")
-            back = request.POST.get("next", "")
-            # Only back to a page of this site (no open redirect).
-            if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-                return redirect(back)
-            return redirect("judgment-detail", judgment_id=judgment.pk)
+            return _reviewed(request, judgment, "edited")
     context = {
         "judgment": judgment, "campaign": judgment.campaign, "form": form,
         "history": judgment.edits.select_related("edited_by"),
         "runs": runs_using(judgment=judgment),
+        "doubtful": is_doubtful(judgment=judgment, campaign=judgment.campaign),
     }
     status = 400 if form.errors else 200
     return render(request, "frontend/organiser/judgment.html", context, status=status)
+
+
+@login_required
+@require_POST
+def confirm_judgment(request: HttpRequest, judgment_id: int) -> HttpResponse:
+    judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
+    _organiser_campaign(request, judgment.campaign.slug)
+    try:
+        judgment_confirm(judgment=judgment, user=_user(request))
+    except EditRefused as refused:
+        messages.error(request, f"Judgment {judgment.pk} was not confirmed: {refused}.")
+        return redirect("judgment-detail", judgment_id=judgment.pk)
+    return _reviewed(request, judgment, "confirmed")
+
+
+def _reviewed(request: HttpRequest, judgment: Judgment, what: str) -> HttpResponse:
+    """After an edit or a confirmation: grade (and so score) the runs again, go back."""
+    runs = runs_using(judgment=judgment)
+    enqueue_grading([run.pk for run in runs])
+    messages.success(request, f"Judgment {judgment.pk} {what}; "
+                              f"{len(runs)} run(s) queued for re-grading.")
+    back = request.POST.get("next", "")
+    # Only back to a page of this site (no open redirect).
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        return redirect(back)
+    return redirect("judgment-detail", judgment_id=judgment.pk)

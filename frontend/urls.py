@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, results, views
+from frontend import organiser, results, validation, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -21,8 +21,14 @@ urlpatterns = [
     path("campaigns/<slug:slug>/dashboard/score/", organiser.start_scoring, name="start-scoring"),
     path("campaigns/<slug:slug>/dashboard/publish/<slug:track>/", organiser.publish,
          name="publish"),
+    path("campaigns/<slug:slug>/dashboard/validate/", validation.start_validation,
+         name="start-validation"),
+    path("campaigns/<slug:slug>/validations/<int:validation_id>/",
+         validation.validation_detail, name="validation-detail"),
     path("campaigns/<slug:slug>/judgments/", organiser.judgments, name="judgments"),
     path("judgments/<int:judgment_id>/", organiser.judgment_detail, name="judgment-detail"),
+    path("judgments/<int:judgment_id>/confirm/", organiser.confirm_judgment,
+         name="judgment-confirm"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]

@@ -20,8 +20,9 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from grading.entailment_rule import unsupported
 from grading.gold_match import GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest
@@ -180,7 +181,9 @@ class _Steps:
         return min(known) if len(known) == len(self.records) and known else None
 
     def outcome(self, label: dict[str, Any] | None, reason: str = "",
-                nugget_reasons: dict[str, str] | None = None) -> JudgeOutcome:
+                nugget_reasons: dict[str, str] | None = None,
+                confidence: float | Literal["steps"] | None = "steps") -> JudgeOutcome:
+        """The judgment; its confidence is the least sure step's unless given."""
         if self.unparsed:
             label = None
         return JudgeOutcome(
@@ -188,7 +191,9 @@ class _Steps:
             raw_output="\n".join(self.raw), prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens, latency_seconds=self.latency,
             attempts=self.attempts, needs_review=label is None, error=self.unparsed,
-            confidence=None if label is None else self.confidence, steps=self.records,
+            confidence=None if label is None else
+            self.confidence if confidence == "steps" else confidence,
+            steps=self.records,
         )
 
 
@@ -263,8 +268,19 @@ class _Session:
         entailed = steps.call("entailment", call)
         if entailed is None:
             return steps.outcome(None)
-        reason = await self._reason(request, call, steps)
-        return steps.outcome({"entailed": entailed}, reason)
+        missing = unsupported(item.passage, item.nugget)
+        if not missing:
+            return steps.outcome({"entailed": entailed},
+                                 await self._reason(request, call, steps))
+        # Names or numbers the passage lacks: not entailed. The label's confidence is
+        # the LLM's probability for "not entailed", so an LLM sure of the opposite
+        # makes the judgment doubtful and a person decides.
+        steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
+                              "verdict": False, "missing": missing, "confidence": None})
+        p_false = None if call.confidence is None else (
+            1 - call.confidence if entailed else call.confidence)
+        reason = f"The passage does not mention {', '.join(missing)} (rule)."
+        return steps.outcome({"entailed": False}, reason, confidence=p_false)
 
     async def answer(self, item: AnswerInput) -> JudgeOutcome:
         steps = _Steps()

@@ -57,6 +57,14 @@ def _config(base_url: str, model: str, concurrency: int | None = None) -> JudgeC
     )
 
 
+def official_model_name() -> str:
+    """The model the official judge serves, without starting it (the embedded server
+    serves a packaged model under its own name)."""
+    if settings.GRADER_BASE_URL:
+        return settings.GRADER_MODEL or "default"
+    return str(settings.GRADER_LOCAL_MODEL)
+
+
 def official_judge() -> OpenAIJudge:
     return OpenAIJudge(judge_config())
 

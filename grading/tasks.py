@@ -8,8 +8,10 @@ import uuid
 from typing import Any
 
 from celery import shared_task
+from django.contrib.auth.models import User
 from django.db import transaction
 
+from campaign.models import Campaign
 from grading.judge import JudgeUnavailable
 from grading.models import JudgeSlot
 from grading.services import (
@@ -18,7 +20,9 @@ from grading.services import (
     run_grading_finish,
     run_grading_heartbeat,
 )
-from grading.setup import official_judge, second_judge
+from grading.setup import judge_named, official_judge, official_model_name, second_judge
+from grading.validation.labelled import DEV_SET, read_labelled_set
+from grading.validation.services import grading_refusal, judge_validation_run
 from scoring.tasks import enqueue_scoring
 from submissions.models import Run, RunStatus
 
@@ -29,6 +33,13 @@ logger = logging.getLogger(__name__)
 def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     """Grade one AC run. Redelivered or repeated, it does no work twice."""
     token = str(self.request.id)
+    campaign = Campaign.objects.filter(tracks__runs__pk=run_id).first()
+    refusal = campaign and grading_refusal(campaign=campaign,
+                                           judge_model=official_model_name())
+    if refusal:
+        # The run stays waiting; grading it again after a passing validation takes it.
+        logger.warning("run %s not graded: %s", run_id, refusal)
+        return None
     if not run_claim_for_grading(run_id=run_id, token=token):
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)
         return None
@@ -68,3 +79,16 @@ def enqueue_grading(run_ids: list[int]) -> list[str]:
     for run_id, task_id in zip(run_ids, task_ids, strict=True):
         transaction.on_commit(functools.partial(send, run_id, task_id))
     return task_ids
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def validate_judge(campaign_id: int, judge_name: str, user_id: int | None = None) -> int:
+    """Measure a judge on the project's dev set for a campaign (the dashboard's button)."""
+    campaign = Campaign.objects.get(pk=campaign_id)
+    user = User.objects.filter(pk=user_id).first() if user_id else None
+    validation = judge_validation_run(
+        campaign=campaign, judge=judge_named(campaign, judge_name), judge_name=judge_name,
+        labelled=read_labelled_set(DEV_SET), user=user)
+    logger.info("judge validation %s of %s: %s", validation.pk, campaign.slug,
+                "passed" if validation.passed else "failed")
+    return validation.pk

@@ -84,10 +84,11 @@ class ScriptedJudge:
             key = user.split("CLAIM:\n", 1)[1].split("\n\n", 1)[0].strip()
             verdict = self.entailed.get(key, True)
         elif verdict_field == "correct":
-            key = user.split("ANSWER:\n", 1)[1].split("\n\n", 1)[0].strip()
+            # "\n\nANSWER:" and not "ANSWER:", which "GOLD ANSWER:" also holds.
+            key = user.split("\n\nANSWER:\n", 1)[1].split("\n\n", 1)[0].strip()
             verdict = self.correct.get(key, False)
         else:
-            answer = user.split("ANSWER:\n", 1)[1].split("\n\nNUGGET:\n", 1)[0].strip()
+            answer = user.split("\n\nANSWER:\n", 1)[1].split("\n\nNUGGET:\n", 1)[0].strip()
             nugget = user.split("NUGGET:\n", 1)[1].split("\n\n", 1)[0].strip()
             key = f"relevance:{nugget}"
             verdict = nugget in self.relevant.get(answer, [])

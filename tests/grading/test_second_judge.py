@@ -15,7 +15,7 @@ from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
 
-BOGUS = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3
+LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."  # D001 #1
 MERCURY = "Mercury has a mean diameter of about 4,879 km."  # D003 nugget 2
 
 
@@ -23,7 +23,9 @@ MERCURY = "Mercury has a mean diameter of about 4,879 km."  # D003 nugget 2
 def both_judged(toy_ac_run: Run, judge: OpenAIJudge) -> Run:
     run_grade(run=toy_ac_run, judge=judge)
     second = judge_from_marked_example()
-    second.entailed[BOGUS] = True  # disagrees twice on entailment
+    # Disagrees twice on entailment. (Not on D001 nugget 3, the bogus "European Space
+    # Agency": the names-and-numbers rule marks it bogus whatever the LLM says.)
+    second.entailed[LANDING] = False
     second.entailed[MERCURY] = False
     with ScriptedServer(second) as server:
         run_grade(run=toy_ac_run, judge=make_judge(server, model="second-judge"),
@@ -36,19 +38,19 @@ def test_the_second_judge_never_changes_the_official_marks(both_judged: Run) -> 
     assert marks == "RRBNBRRN"
     second = "".join(m.mark for b in marked_run(run=both_judged, slot=JudgeSlot.SECOND)
                      for m in b.marked.nuggets)
-    # D001 nugget 3 is now shown to the answer step but does not help: N; D003's is B.
-    assert second == "RRNNBRBN"
+    # D001 nugget 1 is bogus to the second judge, and so is D003's nugget 2.
+    assert second == "BRBNBRBN"
 
 
 def test_agreement_is_cohens_kappa_per_kind(both_judged: Run, personas: Personas) -> None:
-    # Entailment labels in nugget order: official T T F T F T T T, second T T T T F T F T.
-    # p_o = 6/8; each judge says T 6 times in 8, so p_e = (6/8)(6/8) + (2/8)(2/8) = 40/64;
-    # kappa = (48/64 - 40/64) / (24/64) = 1/3 (Cohen 1960, "A coefficient of agreement
-    # for nominal scales").
+    # Entailment labels in nugget order: official T T F T F T T T, second F T F T F T F T.
+    # p_o = 6/8; the official judge says T 6 times in 8, the second 4 times, so
+    # p_e = (6/8)(4/8) + (2/8)(4/8) = 1/2; kappa = (3/4 - 1/2) / (1/2) = 1/2 (Cohen 1960,
+    # "A coefficient of agreement for nominal scales").
     agreement = {(a.kind, a.between): a for a in judge_agreement(campaign=personas.campaign)}
     entailment = agreement[("entailment", "official vs second judge")]
     assert (entailment.pairs, entailment.disagreements) == (8, 2)
-    assert entailment.kappa == pytest.approx(1 / 3)
+    assert entailment.kappa == pytest.approx(1 / 2)
     # No organiser edited anything: the LLM and the labels that count agree fully.
     assert agreement[("entailment", "LLM vs organisers' edits")].disagreements == 0
 
@@ -57,7 +59,7 @@ def test_organisers_list_where_the_judges_disagree(both_judged: Run,
                                                    personas: Personas) -> None:
     items = personas.client("organiser").get(
         "/api/v1/campaigns/toy/judgments/?kind=entailment&disagreement=true").json()
-    assert sorted((i["qid"], i["nugget_num"]) for i in items) == [("D001", 3), ("D003", 2)]
+    assert sorted((i["qid"], i["nugget_num"]) for i in items) == [("D001", 1), ("D003", 2)]
     progress = personas.client("organiser").get("/api/v1/campaigns/toy/grading/").json()
     assert {"kind": "entailment", "between": "official vs second judge", "pairs": 8,
-            "disagreements": 2, "kappa": pytest.approx(1 / 3)} in progress["agreement"]
+            "disagreements": 2, "kappa": pytest.approx(1 / 2)} in progress["agreement"]

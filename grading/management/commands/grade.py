@@ -24,7 +24,8 @@ from grading.services import (
     run_grading_finish,
     run_grading_heartbeat,
 )
-from grading.setup import official_judge, second_judge
+from grading.setup import official_judge, official_model_name, second_judge
+from grading.validation.services import grading_refusal
 from scoring.services import campaign_score
 from submissions.models import Run
 
@@ -39,6 +40,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
+        refusal = grading_refusal(campaign=campaign, judge_model=official_model_name())
+        if refusal:
+            raise CommandError(refusal)
         run_ids = campaign_grading_queue(campaign=campaign, include_graded=options["all"])
         if not run_ids:
             self.stdout.write("No AC run is waiting for grading.")

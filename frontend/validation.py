@@ -1,0 +1,44 @@
+"""Organiser pages for judge validation: start one on the dev set, read one item by item."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from frontend.organiser import _organiser_campaign, _user
+from grading.models import JudgeValidation
+from grading.tasks import validate_judge
+from grading.validation.labelled import DEV_SET, read_labelled_set
+
+JUDGES = ("official", "second")
+
+
+@login_required
+@require_POST
+def start_validation(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    judge = request.POST.get("judge", "official")
+    if judge not in JUDGES:
+        messages.error(request, f"No judge {judge!r}: expected official or second.")
+        return redirect("dashboard", slug=slug)
+    validate_judge.delay(campaign.pk, judge, _user(request).pk)
+    size = len(read_labelled_set(DEV_SET).items)
+    messages.success(request, f"Validation of the {judge} judge on the dev set ({size} "
+                              "items) queued; its figures appear here when a worker is done.")
+    return redirect("dashboard", slug=slug)
+
+
+@login_required
+def validation_detail(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    validation = get_object_or_404(JudgeValidation, pk=validation_id, campaign=campaign)
+    misses = [o for o in validation.outcomes if not o["agreed"]]
+    return render(request, "frontend/organiser/validation.html", {
+        "campaign": campaign, "validation": validation, "misses": misses,
+        "figures": [(name, validation.figures[name]) for name in
+                    ("entailment", "answer_gold", "answer_nuggets")
+                    if name in validation.figures],
+    })

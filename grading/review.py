@@ -1,0 +1,53 @@
+"""Where people are needed: the judgments the judge doubted, reviewed or not yet.
+
+A judgment is doubtful when the judge's own probability for its label (`confidence`)
+is under the campaign's `review_below`; it is reviewed once an organiser has edited or
+confirmed it (a confirmation is an edit that keeps the label). Only the judgments that
+the current runs' records use in the official slot count: those are what leaderboards
+are computed from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from campaign.models import Campaign
+from grading.models import JudgeSlot, Judgment
+
+
+def official_judgments(*, campaign: Campaign) -> QuerySet[Judgment]:
+    """The judgments the current runs' records use in the official slot."""
+    used = (Q(nugget_links__slot=JudgeSlot.OFFICIAL, nugget_links__nugget__run__is_current=True)
+            | Q(answer_links__slot=JudgeSlot.OFFICIAL,
+                answer_links__answer__run__is_current=True))
+    ids = Judgment.objects.filter(used, campaign=campaign).values("pk")
+    return Judgment.objects.filter(pk__in=ids)
+
+
+def doubtful_judgments(*, campaign: Campaign) -> QuerySet[Judgment]:
+    """Official judgments under the campaign's review threshold, reviewed or not."""
+    return official_judgments(campaign=campaign).filter(
+        confidence__lt=campaign.review_below)
+
+
+@dataclass(frozen=True)
+class DoubtCounts:
+    threshold: float
+    judgments: int
+    doubtful: int
+    unreviewed: int  # doubtful, and no organiser has edited or confirmed them
+    unmeasured: int  # the judge gave no probability (its server sent no logprobs)
+
+
+def doubt_counts(*, campaign: Campaign) -> DoubtCounts:
+    judgments = official_judgments(campaign=campaign)
+    doubtful = doubtful_judgments(campaign=campaign)
+    return DoubtCounts(
+        threshold=campaign.review_below,
+        judgments=judgments.count(),
+        doubtful=doubtful.count(),
+        unreviewed=doubtful.filter(edited_label__isnull=True).count(),
+        unmeasured=judgments.filter(confidence__isnull=True, llm_label__isnull=False).count(),
+    )
