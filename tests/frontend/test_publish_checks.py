@@ -11,18 +11,17 @@ from django.core.cache import cache
 from django.utils.html import escape
 
 from grading.judge import OpenAIJudge
-from grading.models import Judgment
-from grading.services import judgment_edit, run_grade, run_grading_finish
+from grading.services import run_grade, run_grading_finish
 from scoring.models import Evaluation, PublishOverride
 from scoring.selectors import DOUBTFUL_NOT_REVIEWED
 from scoring.services import campaign_score
 from submissions.models import Run, RunStatus
+from tests.grading.fixtures import ESA_LAUNCH, confirm
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
 
-ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
 PUBLISH_AC = "/campaigns/toy/dashboard/publish/ac/"
 RESULTS = "/campaigns/toy/results/"
 STALE = "<strong>Stale.</strong>"
@@ -42,18 +41,6 @@ def graded_and_scored(run: Run, judge: OpenAIJudge) -> list[Evaluation]:
     Run.objects.filter(pk=run.pk).update(status=RunStatus.GRADING)
     run_grading_finish(run=run)
     return campaign_score(campaign=run.track.campaign)
-
-
-def judgment_of(text: str) -> Judgment:
-    nugget = Judgment.objects.filter(kind="entailment", input__nugget=text).first()
-    return nugget or Judgment.objects.get(kind="answer", input__answer=text)
-
-
-def confirm(personas: Personas, text: str) -> None:
-    judgment = judgment_of(text)
-    assert judgment.label is not None
-    judgment_edit(judgment=judgment, user=personas.organiser, changes=dict(judgment.label),
-                  reason=judgment.reason, note="checked: the judge was right")
 
 
 def published_tracks() -> set[str]:

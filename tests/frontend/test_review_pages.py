@@ -17,34 +17,20 @@ from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
 from grading.services import CONFIRM_NOTE, NOTHING_TO_CONFIRM, run_grade
 from submissions.models import Run
+from tests.grading.fixtures import (
+    ESA_LAUNCH,
+    FOURTH_PLANET,
+    MARS_DIAMETER,
+    SOFT_LANDING,
+    judgment_of,
+)
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
 
-SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."  # D001#1, R
-ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
-MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
-FOURTH_PLANET = "Mars is the fourth planet from the Sun."  # D003 nugget 3, N
 QUEUE = "/campaigns/toy/judgments/"
 
-#: Under the campaign's review threshold (0.8): D001's first nugget, D002's answer check and
-#: the relevance of D003's nugget 3. Mars's diameter: less than sure, above it.
-DOUBT = {SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7, f"relevance:{FOURTH_PLANET}": 0.75,
-         MARS_DIAMETER: 0.9}
-
-
-@pytest.fixture
-def doubted(toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge) -> Run:
-    script.sure.update(DOUBT)
-    run_grade(run=toy_ac_run, judge=judge)
-    return toy_ac_run
-
-
-def judgment_of(text: str) -> Judgment:
-    """The entailment judgment of a nugget, or the answer judgment of an answer."""
-    nugget = Judgment.objects.filter(kind="entailment", input__nugget=text).first()
-    return nugget or Judgment.objects.get(kind="answer", input__answer=text)
 
 
 def browser_of(user: AbstractBaseUser) -> Client:

@@ -9,6 +9,8 @@ import pytest
 
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
+from grading.models import Judgment
+from grading.services import judgment_confirm, run_grade
 from submissions.formats.marked_ac_run import parse_marked_ac_run
 from submissions.models import Run
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
@@ -69,3 +71,37 @@ def toy_ac_run(personas: Personas, upload: Upload) -> Run:
     response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
     assert response.status_code == 201, response.json()
     return Run.objects.get(pk=response.json()["id"])
+
+
+# Nuggets of tests/data/toy/WASEDA-AC-1 that tests about doubt and review refer to, with
+# their marks (tests/data/README.md).
+SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."  # D001#1, R
+ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
+MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
+FOURTH_PLANET = "Mars is the fourth planet from the Sun."  # D003 nugget 3, N
+
+
+def judgment_of(text: str) -> Judgment:
+    """The entailment judgment of a nugget, or the answer judgment of an answer."""
+    nugget = Judgment.objects.filter(kind="entailment", input__nugget=text).first()
+    return nugget or Judgment.objects.get(kind="answer", input__answer=text)
+
+
+def confirm(personas: Personas, text: str) -> None:
+    """An organiser confirms the judge's label of a nugget or an answer."""
+    judgment_confirm(judgment=judgment_of(text), user=personas.organiser)
+
+
+#: What the scripted judge is unsure of (the campaign's review threshold is 0.8): D001's
+#: first nugget's entailment, D002's answer check, and whether D003's nugget 3 helped.
+#: Mars's diameter is less than sure but above the threshold.
+DOUBT = {SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7, f"relevance:{FOURTH_PLANET}": 0.75,
+         MARS_DIAMETER: 0.9}
+
+
+@pytest.fixture
+def doubted(toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge) -> Run:
+    """The toy AC run graded by a judge unsure of what DOUBT says."""
+    script.sure.update(DOUBT)
+    run_grade(run=toy_ac_run, judge=judge)
+    return toy_ac_run

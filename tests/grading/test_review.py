@@ -19,36 +19,21 @@ from grading.services import (
     run_grade,
 )
 from submissions.models import Run
+from tests.grading.fixtures import (
+    ESA_LAUNCH,
+    FOURTH_PLANET,
+    MARS_DIAMETER,
+    SOFT_LANDING,
+    judgment_of,
+)
 from tests.grading.scripted_server import SURE, ScriptedJudge
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
 
 NOT_ORGANISER = ["participant_a", "participant_b", "outsider"]
-SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."  # D001#1, R
-ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
-MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
-FOURTH_PLANET = "Mars is the fourth planet from the Sun."  # D003 nugget 3, N
 JUDGMENTS = "/api/v1/campaigns/toy/judgments/"
 
-#: What the scripted judge is unsure of (the campaign's review threshold is 0.8): the
-#: first nugget's entailment, D002's answer check, and whether D003's nugget 3 helped.
-#: Mars's diameter is less than sure but above the threshold.
-DOUBT = {SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7, f"relevance:{FOURTH_PLANET}": 0.75,
-         MARS_DIAMETER: 0.9}
-
-
-@pytest.fixture
-def doubted(toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge) -> Run:
-    script.sure.update(DOUBT)
-    run_grade(run=toy_ac_run, judge=judge)
-    return toy_ac_run
-
-
-def judgment_of(text: str) -> Judgment:
-    """The entailment judgment of a nugget, or the answer judgment of an answer."""
-    nugget = Judgment.objects.filter(kind="entailment", input__nugget=text).first()
-    return nugget or Judgment.objects.get(kind="answer", input__answer=text)
 
 
 def confirm(personas: Personas, judgment: Judgment, who: str = "organiser") -> Any:

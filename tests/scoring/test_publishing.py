@@ -35,31 +35,17 @@ from scoring.services import (
     track_score_pr,
 )
 from submissions.models import Run, RunStatus
+from tests.grading.fixtures import ESA_LAUNCH, confirm, judgment_of
 from tests.grading.scripted_server import ScriptedJudge
 from tests.scoring.support import assert_toy_ac_scores, boards, publish_url
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
 
-ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
 #: The judge's probability for two verdicts of tests/data/toy/WASEDA-AC-1, both under the
 #: campaign's review threshold (0.8): the bogus nugget above, and D002's answer check.
 DOUBT = {ESA_LAUNCH: 0.6, "Buzz Aldrin": 0.7}
 REVIEW_QUEUE = "/campaigns/toy/judgments/?doubtful=1"
-
-
-def judgment_of(text: str) -> Judgment:
-    """The entailment judgment of a nugget, or the answer judgment of an answer."""
-    nugget = Judgment.objects.filter(kind="entailment", input__nugget=text).first()
-    return nugget or Judgment.objects.get(kind="answer", input__answer=text)
-
-
-def confirm(personas: Personas, text: str) -> None:
-    """An organiser confirms the judge's label: an edit to the label it already has."""
-    judgment = judgment_of(text)
-    assert judgment.label is not None
-    judgment_edit(judgment=judgment, user=personas.organiser, changes=dict(judgment.label),
-                  reason=judgment.reason, note="checked: the judge was right")
 
 
 def doubt_message(track: str, count: int) -> str:
