@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -104,12 +105,12 @@ class JudgeIdentity:
     def input_hash(self, item: JudgeInput) -> str:
         """sha256 of everything that determines the judgment of `item` by this judge.
 
-        The subtasks' wordings (their versions) are in it, so a reworded subtask never
-        reuses a judgment made under the old words.
+        The subtasks' wordings (their versions) and thresholds are in it, so a reworded
+        or re-thresholded subtask never reuses a judgment made under the old ones.
         """
         payload = {
             "prompt_version": item.prompt_version,
-            "subtasks": {name: prompt.version for name, prompt in SUBTASKS.items()},
+            "subtasks": {name: prompt.decision for name, prompt in SUBTASKS.items()},
             "model": self.model, "decoding": self.decoding.as_dict(),
             "input": item.as_json(),
         }
@@ -155,11 +156,22 @@ class _Steps:
                              "matched": verdict.matched})
 
     def call(self, step: str, call: JudgeCall[Any], **extra: Any) -> bool | None:
-        """Record a call; its verdict, or None when its reply never parsed."""
+        """Record a call; its verdict, or None when its reply never parsed.
+
+        Where the judge's probability is known, the verdict is "true" only when its
+        probability of "true" reaches the subtask's `true_above` (subtasks.py): the
+        log-odds are shifted by that threshold's, and the confidence is the shifted
+        probability of the verdict given. `p_true` keeps the judge's own figure.
+        """
         verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
+        confidence, p_true = call.confidence, None
+        if verdict is not None and confidence is not None:
+            p_true = confidence if verdict else 1 - confidence
+            shifted = _shift(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
+            verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
         self.records.append({"step": step, "decided_by": "llm", **extra,
                              "prompt_version": call.prompt_version, "verdict": verdict,
-                             "confidence": call.confidence})
+                             "confidence": confidence, "p_true": p_true})
         self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra
                         else call.raw_output)
         self.add_cost(call)
@@ -195,6 +207,16 @@ class _Steps:
             self.confidence if confidence == "steps" else confidence,
             steps=self.records,
         )
+
+
+def _shift(p_true: float, true_above: float) -> float:
+    """`p_true` with its log-odds moved so that `true_above` becomes the even point."""
+    if true_above == 0.5:
+        return p_true
+    edge = 1e-9  # a probability of exactly 0 or 1 has infinite log-odds
+    p_true = min(max(p_true, edge), 1 - edge)
+    odds = math.log(p_true / (1 - p_true)) - math.log(true_above / (1 - true_above))
+    return 1 / (1 + math.exp(-odds))
 
 
 def _rule_reason(verdict: GoldVerdict, answer: str) -> str:
@@ -277,8 +299,8 @@ class _Session:
         # makes the judgment doubtful and a person decides.
         steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
                               "verdict": False, "missing": missing, "confidence": None})
-        p_false = None if call.confidence is None else (
-            1 - call.confidence if entailed else call.confidence)
+        confidence = steps.records[0]["confidence"]
+        p_false = None if confidence is None else 1 - confidence if entailed else confidence
         reason = f"The passage does not mention {', '.join(missing)} (rule)."
         return steps.outcome({"entailed": False}, reason, confidence=p_false)
 

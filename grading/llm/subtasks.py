@@ -48,9 +48,22 @@ ANSWER_V2 = "answer-v2"
 
 @dataclass(frozen=True)
 class SubtaskPrompt:
+    """A subtask's wording, the field its verdict fills, and how sure "true" must be.
+
+    `true_above`: the judge's probability of "true" from which the verdict is "true"
+    (grading/judge.py shifts the log-odds so it becomes the even point). The packaged
+    models lean to "true"; where that was measured, the threshold says so.
+    """
+
     version: str
     field: VerdictField
     instructions: str
+    true_above: float = 0.5
+
+    @property
+    def decision(self) -> str:
+        """The wording's version and the threshold: what a verdict depends on."""
+        return self.version if self.true_above == 0.5 else f"{self.version}@{self.true_above}"
 
 
 SUBTASKS: dict[Subtask, SubtaskPrompt] = {
@@ -63,7 +76,11 @@ gives a fact to the wrong person or film, or if only part of the claim is stated
 You compare an ANSWER with the GOLD ANSWER to a QUESTION. Reply true if the ANSWER \
 gives the gold answer: other words, another name for the same thing, or extra \
 explanation are fine. Reply false if it gives something else, hedges between \
-candidates, or gives no answer."""),
+candidates, or gives no answer.""",
+        # Qwen2.5-Coder-1.5B on the answers the gold rule leaves to it: 75.5% right at
+        # 0.5, 95.9% at 0.8 on the dev set (49 items); 76.5% and 85.3% on a held-out set
+        # (34 items). It says "true" to hedges and half answers.
+        true_above=0.8),
     "nuggets": SubtaskPrompt("nuggets-v2", "correct", """\
 You grade an ANSWER to a QUESTION. The NUGGETS are facts; assume each is true. Reply \
 true if the ANSWER correctly answers the QUESTION. Reply false if it is wrong, hedges \
@@ -150,4 +167,4 @@ def explain_request(asked: JudgeRequest[VerdictLabel], verdict: bool
 def prompt_versions() -> dict[str, str]:
     """Every wording a v2 judgment depends on: what a judge validation is valid for."""
     return {"entailment": ENTAILMENT_V2, "answer": ANSWER_V2,
-            **{name: prompt.version for name, prompt in SUBTASKS.items()}}
+            **{name: prompt.decision for name, prompt in SUBTASKS.items()}}

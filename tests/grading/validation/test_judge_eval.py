@@ -160,3 +160,23 @@ def test_an_unknown_judge_is_refused_with_the_choices(personas: Personas) -> Non
     with pytest.raises(CommandError, match="expected official, second, or a packaged model "
                                            r"\(qwen2.5-coder-0.5b, qwen2.5-coder-1.5b\)"):
         call_command("judge_eval", personas.campaign.slug, "--judge", "gpt-5")
+
+
+def test_the_gold_check_says_correct_only_from_its_threshold(
+    personas: Personas, server: ScriptedServer, script: ScriptedJudge, labelled: Path
+) -> None:
+    # The judge says "correct" to A3 with probability 0.7. The gold subtask wants 0.8
+    # (subtasks.py): log-odds ln(0.7/0.3) - ln(0.8/0.2) = -0.539, so the shifted
+    # probability of "correct" is 1 / (1 + e^0.539) = 0.368 and the verdict is "wrong",
+    # with confidence 0.632. Judged from the nuggets (threshold 0.5), it stays correct.
+    script.sure["It was Scott, the British director"] = 0.7
+
+    judge_eval(server, personas.campaign.slug, "--set", str(labelled))
+
+    outcomes = {(o["pass"], o["id"]): o for o in JudgeValidation.objects.get().outcomes}
+    gold = outcomes[("answer_gold", "A3")]
+    assert gold["judge"] == {"correct": False, "relevant": []}
+    assert gold["confidence"] == pytest.approx(0.6316, abs=1e-4)
+    nuggets = outcomes[("answer_nuggets", "A3")]
+    assert nuggets["judge"]["correct"] is True
+    assert nuggets["confidence"] == pytest.approx(0.7)
