@@ -17,10 +17,9 @@ from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from frontend.forms import JudgmentEditForm, JudgmentFilterForm
 from grading.models import JudgeValidation, Judgment
-from grading.review import doubt_counts
+from grading.review import doubt_counts, is_doubtful
 from grading.selectors import (
     grading_progress,
-    is_doubtful,
     judge_agreement,
     judgment_items,
     runs_using,

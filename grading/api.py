@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 from campaign.api import organiser_campaign
 from config.api_errors import authenticated_user
 from grading.models import Judgment
+from grading.review import is_doubtful
 from grading.selectors import (
     JUDGMENT_ORDERS,
     grading_progress,
-    is_doubtful,
     judge_agreement,
     judgment_items,
     marked_run,

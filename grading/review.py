@@ -15,21 +15,41 @@ from django.db.models import Q, QuerySet
 
 from campaign.models import Campaign
 from grading.models import JudgeSlot, Judgment
+from submissions.models import Run
 
 
-def official_judgments(*, campaign: Campaign) -> QuerySet[Judgment]:
-    """The judgments the current runs' records use in the official slot."""
-    used = (Q(nugget_links__slot=JudgeSlot.OFFICIAL, nugget_links__nugget__run__is_current=True)
-            | Q(answer_links__slot=JudgeSlot.OFFICIAL,
-                answer_links__answer__run__is_current=True))
+def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
+    """Was the judge less sure of this label than the campaign's review threshold?
+
+    An unmeasured confidence (a server without token probabilities, or no label at all)
+    is not doubt: there is nothing to compare.
+    """
+    return judgment.confidence is not None and judgment.confidence < campaign.review_below
+
+
+def doubt_filter(*, campaign: Campaign, via: str = "") -> Q:
+    """`is_doubtful` as a query condition, on judgments reached through `via` (e.g.
+    "judgment__" from a link); NULL confidences never match it."""
+    return Q(**{f"{via}confidence__lt": campaign.review_below})
+
+
+def official_judgments(*, campaign: Campaign,
+                       runs: QuerySet[Run] | None = None) -> QuerySet[Judgment]:
+    """The judgments the records of `runs` (the current runs unless given) use in the
+    official slot."""
+    if runs is None:
+        runs = Run.objects.filter(track__campaign=campaign, is_current=True)
+    used = (Q(nugget_links__slot=JudgeSlot.OFFICIAL, nugget_links__nugget__run__in=runs)
+            | Q(answer_links__slot=JudgeSlot.OFFICIAL, answer_links__answer__run__in=runs))
     ids = Judgment.objects.filter(used, campaign=campaign).values("pk")
     return Judgment.objects.filter(pk__in=ids)
 
 
-def doubtful_judgments(*, campaign: Campaign) -> QuerySet[Judgment]:
+def doubtful_judgments(*, campaign: Campaign,
+                       runs: QuerySet[Run] | None = None) -> QuerySet[Judgment]:
     """Official judgments under the campaign's review threshold, reviewed or not."""
-    return official_judgments(campaign=campaign).filter(
-        confidence__lt=campaign.review_below)
+    return official_judgments(campaign=campaign, runs=runs).filter(
+        doubt_filter(campaign=campaign))
 
 
 @dataclass(frozen=True)

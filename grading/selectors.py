@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 
 from campaign.models import Campaign, TrackKind
 from grading.models import AnswerEvaluation, JudgeSlot, Judgment, NuggetEntailment
+from grading.review import doubt_filter, is_doubtful
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
 from submissions.formats.marked_ac_run import (
@@ -142,15 +143,6 @@ def runs_using(*, judgment: Judgment) -> list[Run]:
     return list(Run.objects.filter(pk__in=run_ids).select_related("track__campaign"))
 
 
-def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
-    """Was the judge less sure of this label than the campaign's review threshold?
-
-    An unmeasured confidence (a server without token probabilities, or no label at all)
-    is not doubt: there is nothing to compare.
-    """
-    return judgment.confidence is not None and judgment.confidence < campaign.review_below
-
-
 @dataclass(frozen=True)
 class JudgmentItem:
     """A judgment where it is used: one nugget record or one answer of one run."""
@@ -187,7 +179,7 @@ def judgment_items(
     """
     if order not in JUDGMENT_ORDERS:
         raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
-    below = Q(judgment__confidence__lt=campaign.review_below)
+    below = doubt_filter(campaign=campaign, via="judgment__")
 
     def narrowed(links: QuerySet[Any], prefix: str) -> QuerySet[Any]:
         links = links.filter(**{f"{prefix}__run__track__campaign": campaign,

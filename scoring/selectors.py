@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.urls import reverse
 
 from campaign.models import Campaign, Role, Track, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
-from grading.models import JudgeSlot, Judgment, JudgmentEdit
+from grading.models import JudgmentEdit
+from grading.review import doubtful_judgments
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.measures import MarkedNugget, PassageKey, derive_pr_qrels
 from scoring.models import Evaluation, RunScore
@@ -162,14 +163,9 @@ def doubtful_unreviewed(*, evaluation: Evaluation) -> list[int]:
     An unmeasured confidence (None) is not doubt. A confirmation is an edit to the same
     label, so `edited_label` set means reviewed either way.
     """
-    campaign = evaluation.track.campaign
-    runs = _runs_behind(evaluation)
-    used = (Q(nugget_links__nugget__run__in=runs, nugget_links__slot=JudgeSlot.OFFICIAL)
-            | Q(answer_links__answer__run__in=runs, answer_links__slot=JudgeSlot.OFFICIAL))
     return list(
-        Judgment.objects.filter(used, campaign=campaign, confidence__lt=campaign.review_below,
-                                edited_label__isnull=True)
-        .order_by("pk").values_list("pk", flat=True).distinct()
+        doubtful_judgments(campaign=evaluation.track.campaign, runs=_runs_behind(evaluation))
+        .filter(edited_label__isnull=True).order_by("pk").values_list("pk", flat=True)
     )
 
 
