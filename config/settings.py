@@ -243,6 +243,9 @@ GRADER_API_KEY = env_str("GRADER_API_KEY", "not-needed")
 GRADER_CONCURRENCY = env_int("GRADER_CONCURRENCY", 8)
 GRADER_TIMEOUT = env_float("GRADER_TIMEOUT", 120.0)
 GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
+# Where the judge's server sends no token logprobs, each verdict is asked this many more
+# times, sampled, and its confidence is the share that agree (0: leave it unmeasured).
+GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)
 # A grading task touches its run after every batch; silence this long means its worker died.
 GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
 

@@ -171,7 +171,8 @@ class _Steps:
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
         self.records.append({"step": step, "decided_by": "llm", **extra,
                              "prompt_version": call.prompt_version, "verdict": verdict,
-                             "confidence": confidence, "p_true": p_true})
+                             "confidence": confidence, "p_true": p_true,
+                             "confidence_from": call.confidence_from})
         self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra
                         else call.raw_output)
         self.add_cost(call)

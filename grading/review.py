@@ -58,7 +58,7 @@ class DoubtCounts:
     judgments: int
     doubtful: int
     unreviewed: int  # doubtful, and no organiser has edited or confirmed them
-    unmeasured: int  # the judge gave no probability (its server sent no logprobs)
+    unmeasured: int  # no probability: no logprobs, and no doubt samples asked for
 
 
 def doubt_counts(*, campaign: Campaign) -> DoubtCounts:

@@ -54,6 +54,7 @@ def _config(base_url: str, model: str, concurrency: int | None = None) -> JudgeC
     return JudgeConfig(
         base_url=base_url, model=model, api_key=settings.GRADER_API_KEY,
         concurrency=concurrency or settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
+        doubt_samples=settings.GRADER_DOUBT_SAMPLES,
     )
 
 

@@ -16,6 +16,12 @@ Failures, and what each call does about them:
   then returned flagged `needs_review` with the raw output. That is never raised: an
   organiser decides what such a reply means, and nothing counts it meanwhile.
 
+A verdict's confidence is the judge's probability for it, read off the token logprobs.
+A server that sends none (some proxies and hosted APIs) is asked the same question
+`doubt_samples` more times at SAMPLE_TEMPERATURE, and the confidence is the share of
+all replies that agree with the verdict (at least 1/2: the greedy verdict is the
+likelier one): a judge that flips when it samples doubts.
+
 The openai client's own retries are off (`max_retries=0`) so the policy above is the
 only one, and a semaphore caps the requests in flight at `concurrency` (the server's
 parallel slots); backoff sleeps happen outside it so a waiting call frees its slot.
@@ -30,7 +36,7 @@ import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Generic, Self, cast
 
@@ -94,6 +100,9 @@ class JudgeConfig:
     seed: int | None = 0
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
+    # Extra sampled replies per verdict where the server sends no logprobs (0: leave the
+    # doubt unmeasured rather than pay for it).
+    doubt_samples: int = 2
 
     @property
     def decoding(self) -> DecodingParams:
@@ -129,6 +138,9 @@ class JudgeCall(Generic[Label]):
     served_model: str | None = None
     finish_reason: str | None = None
     confidence: float | None = None
+    # How `confidence` was measured: "logprobs", or "samples" (agreement of resampled
+    # replies, where the server sent no logprobs).
+    confidence_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,10 @@ class _Reply:
     finish_reason: str | None
     logprobs: list[Any] | None = None
 
+
+#: The temperature of the replies sampled to measure doubt where logprobs are missing:
+#: the model's own distribution, so the share that agree estimates its probability.
+SAMPLE_TEMPERATURE = 1.0
 
 #: Alternatives asked for at each token: enough that both "true" and "false" are among
 #: them at the verdict (they are the top two whenever the model reads the question).
@@ -232,7 +248,43 @@ class JudgeClient:
                 if parse_failures >= self.config.parse_attempts:
                     return self._record(request, reply, None, attempts, error=str(error))
                 continue
-            return self._record(request, reply, label, attempts)
+            call = self._record(request, reply, label, attempts)
+            if (isinstance(label, VerdictLabel) and call.confidence is None
+                    and request.verdict_field and self.config.doubt_samples > 0):
+                return await self._with_sampled_doubt(request, call, label)
+            return call
+
+    async def _with_sampled_doubt(self, request: JudgeRequest[Label], call: JudgeCall[Label],
+                                  label: VerdictLabel) -> JudgeCall[Label]:
+        """`call` with its confidence measured by agreement of `doubt_samples` resampled
+        replies (a reply that does not parse is not counted); their cost is added."""
+        samples: list[tuple[_Reply, int]] = await asyncio.gather(*(
+            self._reply_with_retries(request, 0, sample=number)
+            for number in range(1, self.config.doubt_samples + 1)))
+        votes = [label.verdict]
+        for reply, _ in samples:
+            try:
+                sampled = request.parse(reply.text)
+            except ReplyParseError:
+                continue
+            if isinstance(sampled, VerdictLabel):
+                votes.append(sampled.verdict)
+
+        def total(counts: list[int | None]) -> int | None:
+            known = [count for count in counts if count is not None]
+            return sum(known) if known else None
+
+        return replace(
+            call,
+            # The greedy verdict is the likelier of the two, so at least an even chance.
+            confidence=max(0.5, votes.count(label.verdict) / len(votes)),
+            confidence_from="samples",
+            prompt_tokens=total([call.prompt_tokens, *(r.prompt_tokens for r, _ in samples)]),
+            completion_tokens=total([call.completion_tokens,
+                                     *(r.completion_tokens for r, _ in samples)]),
+            latency=call.latency + sum(reply.latency for reply, _ in samples),
+            attempts=call.attempts + sum(attempts for _, attempts in samples),
+        )
 
     async def judge_all(
         self,
@@ -284,14 +336,17 @@ class JudgeClient:
             return error
 
     async def _reply_with_retries(
-        self, request: JudgeRequest[Any], attempts: int
+        self, request: JudgeRequest[Any], attempts: int, *, sample: int = 0
     ) -> tuple[_Reply, int]:
-        """One reply from the server, retrying transient failures; the attempts so far."""
+        """One reply from the server, retrying transient failures; the attempts so far.
+
+        `sample` > 0 asks for that sampled reply (SAMPLE_TEMPERATURE, its own seed).
+        """
         failures = 0
         while True:
             attempts += 1
             try:
-                return await self._send(request), attempts
+                return await self._send(request, sample), attempts
             except (openai.APIConnectionError, openai.APIStatusError, _NotACompletion,
                     json.JSONDecodeError) as error:
                 status = error.status_code if isinstance(error, openai.APIStatusError) else None
@@ -312,18 +367,21 @@ class JudgeClient:
                                detail, failures, self.config.max_retries, delay)
                 await asyncio.sleep(delay)
 
-    async def _send(self, request: JudgeRequest[Any]) -> _Reply:
+    async def _send(self, request: JudgeRequest[Any], sample: int = 0) -> _Reply:
         cfg = self.config
         wants_logprobs = request.verdict_field is not None
+        seed = cfg.seed
+        if sample and seed is not None:
+            seed += sample
         async with self._slots:
             started = time.perf_counter()
             completion = await self._openai.chat.completions.create(
                 model=cfg.model,
                 messages=cast("Any", request.messages),
                 response_format=cast("Any", request.response_format),
-                temperature=cfg.temperature,
+                temperature=SAMPLE_TEMPERATURE if sample else cfg.temperature,
                 max_tokens=cfg.max_tokens,
-                seed=cfg.seed if cfg.seed is not None else openai.omit,
+                seed=seed if seed is not None else openai.omit,
                 logprobs=True if wants_logprobs else openai.omit,
                 top_logprobs=TOP_LOGPROBS if wants_logprobs else openai.omit,
             )
@@ -363,6 +421,7 @@ class JudgeClient:
             served_model=reply.served_model,
             finish_reason=reply.finish_reason,
             confidence=confidence,
+            confidence_from=None if confidence is None else "logprobs",
         )
 
 

@@ -57,6 +57,11 @@ class ScriptedJudge:
     # `release_answers()`: the entailment step is over and the answer step under way.
     hold_answers: bool = False
     answer_arrived: threading.Event = field(default_factory=threading.Event)
+    # False: a server that sends no token logprobs (the client then samples to measure
+    # doubt). `sampled` maps a key to the verdicts of its sampled replies (temperature
+    # > 0), served in order; elsewhere a sampled reply repeats the verdict.
+    logprobs: bool = True
+    sampled: dict[str, list[bool]] = field(default_factory=dict)
     calls: Counter[str] = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -92,6 +97,12 @@ class ScriptedJudge:
             nugget = user.split("NUGGET:\n", 1)[1].split("\n\n", 1)[0].strip()
             key = f"relevance:{nugget}"
             verdict = nugget in self.relevant.get(answer, [])
+        is_sample = float(body.get("temperature") or 0) > 0
+        if is_sample and not explaining:
+            with self.lock:
+                pending_samples = self.sampled.get(key)
+                if pending_samples:
+                    verdict = pending_samples.pop(0)
         content: Any = verdict
         if explaining:
             content = {verdict_field: schema["schema"]["properties"][verdict_field]["enum"][0],
@@ -116,7 +127,7 @@ class ScriptedJudge:
         text = "this is not JSON {" if fault == "garbage" else json.dumps(content)
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": text}}
-        if body.get("logprobs") and not explaining:
+        if body.get("logprobs") and self.logprobs and not explaining:
             choice["logprobs"] = {"content": verdict_logprobs(verdict_field, verdict,
                                                               probability)}
         return 200, {

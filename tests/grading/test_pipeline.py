@@ -73,7 +73,8 @@ def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> 
     assert judgment.steps == [{"step": "entailment", "decided_by": "llm",
                                "prompt_version": "entailment-v2", "verdict": True,
                                "confidence": pytest.approx(SURE),
-                               "p_true": pytest.approx(SURE)}]
+                               "p_true": pytest.approx(SURE),
+                               "confidence_from": "logprobs"}]
 
 
 def test_identical_inputs_are_judged_once_across_runs_and_re_runs(

@@ -72,6 +72,30 @@ class TestDoubt:
         assert judgment_of(FOURTH_PLANET).reason == ""
 
 
+class TestDoubtWithoutLogprobs:
+    """A judge server that sends no token logprobs: each verdict is sampled again and
+    the share of replies that agree is its confidence, so the queue still has an order."""
+
+    def test_a_verdict_the_judge_flips_when_sampling_is_doubtful(
+        self, personas: Personas, toy_ac_run: Run, script: ScriptedJudge,
+        judge: OpenAIJudge,
+    ) -> None:
+        script.logprobs = False
+        # The soft landing's greedy verdict (true) is outvoted by both samples: it is the
+        # likelier verdict all the same (greedy), so its confidence is an even chance.
+        script.sampled[SOFT_LANDING] = [False, False]
+        run_grade(run=toy_ac_run, judge=judge)
+
+        landing = judgment_of(SOFT_LANDING)
+        assert landing.label == {"entailed": True}  # the greedy reply decides
+        assert landing.confidence == pytest.approx(0.5)
+        assert landing.steps[0]["confidence_from"] == "samples"
+        assert landing.reason == "scripted"  # doubted, so explained
+        assert judgment_of(MARS_DIAMETER).confidence == pytest.approx(1.0)
+        doubtful = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1").json()
+        assert [label_of(i) for i in doubtful] == ["D001#1"]
+
+
 class TestTheQueue:
     def test_items_carry_confidence_doubt_and_steps_beside_the_documented_fields(
         self, personas: Personas, doubted: Run

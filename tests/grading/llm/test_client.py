@@ -15,6 +15,7 @@ from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import JudgeRequest, entailment_request
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
 from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
+from grading.llm.subtasks import entailment_v2
 from tests.grading.llm.fake_server import FakeOpenAI, NoReply, RawBody, Reply, Status
 
 T = TypeVar("T")
@@ -300,3 +301,49 @@ def test_an_answer_reply_naming_a_nugget_not_shown_goes_to_review() -> None:
 
     assert call.needs_review is True
     assert call.error == parsing.UNKNOWN_NUGGET.format(field="relevant", number=4, shown="1")
+
+
+class TestDoubtWithoutLogprobs:
+    """A server that sends no token logprobs: the verdict is asked again, sampled, and
+    its confidence is the share of replies that agree with it (client.py's docstring)."""
+
+    @staticmethod
+    async def verdict(cfg: JudgeConfig) -> JudgeCall[Any]:
+        async with JudgeClient(cfg) as judge:
+            return await judge.judge(entailment_v2(passage="P", nugget="N"))
+
+    def test_two_samples_one_disagreeing_give_two_thirds(self) -> None:
+        replies = [Reply("true", prompt_tokens=100, completion_tokens=2),
+                   Reply("true", prompt_tokens=100, completion_tokens=2),
+                   Reply("false", prompt_tokens=100, completion_tokens=2)]
+        with FakeOpenAI(replies) as fake:
+            call = run(self.verdict(config(fake, seed=7)))
+            greedy, *samples = fake.requests
+
+        assert call.label is not None and call.label.verdict is True
+        assert (call.confidence, call.confidence_from) == (pytest.approx(2 / 3), "samples")
+        assert (greedy["temperature"], greedy["seed"]) == (0, 7)
+        assert sorted((s["temperature"], s["seed"]) for s in samples) == [(1.0, 8), (1.0, 9)]
+        # The samples' cost is the judgment's: three requests, three replies' tokens.
+        assert (call.attempts, call.prompt_tokens, call.completion_tokens) == (3, 300, 6)
+
+    def test_outvoted_the_greedy_verdict_keeps_an_even_chance(self) -> None:
+        with FakeOpenAI([Reply("true"), Reply("false"), Reply("false")]) as fake:
+            call = run(self.verdict(config(fake)))
+
+        assert call.label is not None and call.label.verdict is True
+        assert call.confidence == pytest.approx(0.5)
+
+    def test_a_sample_that_does_not_parse_is_not_a_vote(self) -> None:
+        with FakeOpenAI([Reply("false"), Reply("maybe"), Reply("false")]) as fake:
+            call = run(self.verdict(config(fake)))
+
+        assert call.label is not None and call.label.verdict is False
+        assert call.confidence == pytest.approx(1.0)  # 2 of the 2 replies that parsed
+
+    def test_with_no_samples_asked_for_the_doubt_stays_unmeasured(self) -> None:
+        with FakeOpenAI([Reply("true")]) as fake:
+            call = run(self.verdict(config(fake, doubt_samples=0)))
+            assert len(fake.requests) == 1
+
+        assert (call.confidence, call.confidence_from) == (None, None)
