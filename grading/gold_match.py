@@ -4,15 +4,20 @@ With a gold answer key (`answer_check: gold|both`) most answers are decided by a
 comparison, the way QA evaluation has long done it (SQuAD's normalised exact match):
 both sides are normalised (Unicode compatibility forms, case, punctuation, the articles
 "a", "an", "the", number words as digits, parenthesised asides such as a year) and an
-answer equal to any line of the key for its question is correct, by rule. Two short
-numbers that differ ("3" against the key's "4" / "Four") are incorrect, by rule.
-Everything else (a verbose answer, a hedge, a near miss) goes to the LLM, which then has
-one simple question to answer instead of the whole check.
+answer equal to any line of the key for its question is correct, by rule. So is an
+answer that leads with a key line and then explains, "The Matrix; released in March
+1999, ...": its lead (the text before the first ";", sentence end or dash) equals
+a key line and no hedge word ("or", "maybe", "probably", ...) appears anywhere in it.
+Two short numbers that differ ("3" against the key's "4" / "Four") are incorrect, by
+rule. Everything else (an answer that explains first, a hedge, a near miss) goes to
+the LLM, which then has one simple question to answer instead of the whole check.
 
     >>> gold_verdict("The Matrix (1999)", ["The Matrix"])
     GoldVerdict(correct=True, rule='gold-match', matched='The Matrix')
     >>> gold_verdict("three", ["4", "Four"])
     GoldVerdict(correct=False, rule='number-mismatch', matched='')
+    >>> gold_verdict("The Matrix; released in March 1999", ["The Matrix"])
+    GoldVerdict(correct=True, rule='gold-lead', matched='The Matrix')
     >>> gold_verdict("Probably The Matrix", ["The Matrix"]) is None
     True
 """
@@ -35,6 +40,12 @@ ARTICLES = frozenset({"a", "an", "the"})
 _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # "(1999)", "[film]"
 _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0](?=\d{3}\b)")  # 1,000 -> 1000
 _NOT_WORD = re.compile(r"[^\w]+")
+# Where an answer's lead ends: ";", a sentence's end, a dash between spaces. Not a comma:
+# "The Matrix, Fight Club and Heat" lists candidates.
+_LEAD_END = re.compile(r";|\.\s|\s[-\u2013\u2014]\s|\u2014")
+# Words that make a leading answer a hedge between candidates: the LLM decides those.
+HEDGES = frozenset({"or", "maybe", "perhaps", "possibly", "probably", "likely", "might",
+                    "either", "unsure", "believe", "think", "guess", "could", "not"})
 
 
 @dataclass(frozen=True)
@@ -42,18 +53,22 @@ class GoldVerdict:
     """What the rule decided and which rule: kept as the judgment's provenance."""
 
     correct: bool
-    rule: str  # "gold-match" or "number-mismatch"
+    rule: str  # "gold-match", "gold-lead" or "number-mismatch"
     matched: str  # the gold line that matched (empty for a mismatch)
 
 
 def normalise(text: str) -> str:
     """The comparable form of an answer: see the module docstring."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    while _ASIDE.search(text):  # nested asides come off from the inside out
-        text = _ASIDE.sub(" ", text)
+    text = _without_asides(unicodedata.normalize("NFKC", text).casefold())
     text = _THOUSANDS.sub("", text)
     words = [w for w in _NOT_WORD.sub(" ", text.replace("_", " ")).split() if w not in ARTICLES]
     return " ".join(_numbers_as_digits(words))
+
+
+def _without_asides(text: str) -> str:
+    while _ASIDE.search(text):  # nested asides come off from the inside out
+        text = _ASIDE.sub(" ", text)
+    return text
 
 
 def _numbers_as_digits(words: list[str]) -> list[str]:
@@ -88,6 +103,11 @@ def gold_verdict(answer: str, gold_answers: Iterable[str]) -> GoldVerdict | None
     for line, form in golds:
         if mine == form:
             return GoldVerdict(correct=True, rule="gold-match", matched=line)
+    lead = normalise(_LEAD_END.split(_without_asides(answer), maxsplit=1)[0])
+    if lead != mine and not HEDGES.intersection(mine.split()):
+        for line, form in golds:
+            if lead == form:
+                return GoldVerdict(correct=True, rule="gold-lead", matched=line)
     if _is_number(mine) and all(_is_number(form) for _, form in golds):
         return GoldVerdict(correct=False, rule="number-mismatch", matched="")
     return None

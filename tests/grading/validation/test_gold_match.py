@@ -39,8 +39,30 @@ def test_two_different_short_numbers_are_incorrect_by_rule() -> None:
 
 
 @pytest.mark.parametrize("answer", [
+    "The Matrix; released March 31, 1999, before Fight Club (October 15, 1999)",
+    "The Matrix (1999). It came out six months before Fight Club.",
+    "The Matrix \u2014 the Wachowskis' film, released in March",
+])
+def test_an_answer_that_leads_with_a_key_line_then_explains_is_correct_by_rule(
+    answer: str
+) -> None:
+    assert gold_verdict(answer, ["Heat", "The Matrix"]) == GoldVerdict(
+        True, "gold-lead", "The Matrix")
+
+
+@pytest.mark.parametrize("answer", [
+    "The Matrix; or maybe Fight Club",              # a hedge after the lead
+    "The Matrix; I think, not sure",
+    "The Matrix, Fight Club and Magnolia",          # a list: a comma ends no lead
+    "Fight Club; not The Matrix",                   # another lead
+])
+def test_a_lead_with_a_hedge_or_another_answer_is_not_decided_by_rule(answer: str) -> None:
+    assert gold_verdict(answer, ["The Matrix"]) is None
+
+
+@pytest.mark.parametrize("answer", [
     "Fight Club",                                   # another entity: the LLM decides
-    "The Matrix; released March 31, 1999, before Fight Club",   # verbose
+    "Released in 1999 before Fight Club, it is The Matrix",   # explains first
     "Probably The Matrix, or Fight Club",           # a hedge
     "4 Oscars",                                     # a number with words: not a bare number
     "",
