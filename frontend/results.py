@@ -11,7 +11,6 @@ import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
@@ -25,63 +24,24 @@ from django.utils.safestring import SafeString, mark_safe
 from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_list, campaign_role, questions_refusal
 from frontend import plots
-from scoring.measures.stats import mean_ci
-from scoring.models import RunScore
+from scoring.leaderboard import Leaderboard
+from scoring.measures.catalogue import (
+    MEAN_OVER,
+    Measure,
+    label_of,
+    measures_of,
+    per_question_measures,
+)
+from scoring.models import Evaluation, RunScore
 from scoring.selectors import evaluation_visible, leaderboards_visible
 
 NO_SUCH_RESULT = "No such run in the results you may see."
 CACHE_PREFIX = "results-figure:v1"
 
 
-@dataclass(frozen=True)
-class Measure:
-    """A leaderboard column: its key in the stored scores and how people read it."""
-
-    key: str
-    label: str
-    label_html: SafeString
-    explanation: str
-    higher_is_better: bool = True
-
-
-def _measure(key: str, label: str, explanation: str, *, html: str = "",
-             higher_is_better: bool = True) -> Measure:
-    # mark_safe: the labels are this module's constants, never user input.
-    return Measure(key, label, mark_safe(html or label), explanation, higher_is_better)
-
-
-AC_MEASURES = [
-    _measure("accuracy", "Accuracy", "share of the campaign's questions answered correctly"),
-    _measure("nugget_precision", "Nugget precision",
-             "mean over questions of relevant nuggets / returned nuggets"),
-    _measure("r_o", "R_O", "1 - mean confidence on the incorrect answers (1 if none)",
-             html="R<sub>O</sub>"),
-    _measure("r_u", "R_U", "1 - mean (1 - confidence) on the correct answers (1 if none)",
-             html="R<sub>U</sub>"),
-    _measure("hmr", "HMR", "harmonic mean of R_O and R_U: the ranking measure"),
-    _measure("ece", "ECE", "expected calibration error over 10 equal-width bins (lower is "
-             "better)", higher_is_better=False),
-    _measure("brier", "Brier", "mean squared error of the confidences (lower is better)",
-             higher_is_better=False),
-]
-PR_MEASURES = [
-    _measure("ndcg@10", "nDCG@10", "trec_eval's ndcg_cut.10, linear gain"),
-    _measure("ndcg@20", "nDCG@20", "trec_eval's ndcg_cut.20, linear gain"),
-    _measure("q_measure", "Q-measure", "NTCIREVAL's Q-measure (beta = 1)"),
-    _measure("nerr@10", "nERR@10", "NTCIREVAL's normalised ERR at 10"),
-]
-MEASURES: dict[str, list[Measure]] = {TrackKind.AC: AC_MEASURES, TrackKind.PR: PR_MEASURES}
-# The column the server ranks by (leaderboard() sorts AC by HMR, PR by the main measure).
-RANKED_BY: dict[str, str] = {TrackKind.AC: "hmr", TrackKind.PR: "ndcg@10"}
-# Per-question columns of the drill-down, in the order of the brief.
-PER_QUESTION: dict[str, list[str]] = {
-    TrackKind.AC: ["correct", "confidence", "nugget_precision"],
-    TrackKind.PR: ["ndcg@10", "ndcg@20", "q_measure", "nerr@10"],
-}
-CI_MEASURES: dict[str, list[str]] = {
-    TrackKind.AC: ["nugget_precision"], TrackKind.PR: ["ndcg@10", "ndcg@20"]}
-MEAN_OVER = {TrackKind.AC: "all questions", TrackKind.PR: "questions with a relevant passage"}
-LABELS = {m.key: m.label for m in AC_MEASURES + PR_MEASURES}
+def _html(measure: Measure) -> SafeString:
+    # mark_safe: the labels are the catalogue's constants, never user input.
+    return mark_safe(measure.html)
 
 
 # --- view models -------------------------------------------------------------------------
@@ -201,12 +161,13 @@ def _per_question_of(evaluation_id: int) -> dict[str, dict[str, dict[str, float]
 
 # --- figures -----------------------------------------------------------------------------
 
-def _cached_figure(board: Mapping[str, Any], name: str,
+def _cached_figure(evaluation: Evaluation | Leaderboard, name: str,
                    build: Callable[[], FigureView]) -> FigureView:
     # Snapshots are immutable; computed_at and the fingerprint guard against a reused id
     # (a rebuilt database) meeting a long-lived cache.
-    key = (f"{CACHE_PREFIX}:{board['evaluation']}:{board['computed_at']}:"
-           f"{board['fingerprint'][:16]}:{name}")
+    ident = evaluation.pk if isinstance(evaluation, Evaluation) else evaluation.evaluation
+    key = (f"{CACHE_PREFIX}:{ident}:{evaluation.computed_at.isoformat()}:"
+           f"{evaluation.fingerprint[:16]}:{name}")
     figure = cache.get(key)
     if not isinstance(figure, FigureView):
         figure = build()
@@ -223,10 +184,10 @@ def _data_table(ident: str, caption: str, head: list[str], rows: list[list[str]]
     ])
 
 
-def _calibration_figure(board: Mapping[str, Any], ident: str) -> FigureView:
-    points = [plots.CalibrationPoint(run=row["run"], r_o=row["r_o"], r_u=row["r_u"],
-                                     hmr=row["hmr"])
-              for row in board["rows"] if row.get("r_o") is not None]
+def _calibration_figure(board: Leaderboard, ident: str) -> FigureView:
+    points = [plots.CalibrationPoint(run=row.run, r_o=r_o, r_u=row.scores["r_u"],
+                                     hmr=row.scores["hmr"])
+              for row in board.rows if (r_o := row.score("r_o")) is not None]
     return FigureView(
         ident=ident, svg=plots.render(plots.calibration_plot, points, ident=ident),
         caption=("R_O against R_U for every AC run. Dashed curves are HMR = 0.2, 0.4, 0.6 "
@@ -258,72 +219,53 @@ def _reliability_figure(run: str, per_question: Mapping[str, Mapping[str, float]
     )
 
 
-def _intervals(board: Mapping[str, Any], measures: list[str],
-               per_question: Callable[[], dict[str, dict[str, dict[str, float]]]],
-               ) -> list[plots.MeanInterval]:
-    statistics = board["statistics"]
-    stored = statistics.get("ci", {}) if statistics.get("measure") in measures else {}
+def _intervals(board: Leaderboard, measures: list[Measure]) -> list[plots.MeanInterval]:
+    """Each run's mean and interval of each measure, as the snapshot computed them; a
+    measure an older snapshot has no intervals of shows its mean alone."""
     intervals = []
-    for row in board["rows"]:
+    for row in board.rows:
         for measure in measures:
-            if measure == statistics.get("measure") and row["run"] in stored:
-                ci = stored[row["run"]]
-                intervals.append(plots.MeanInterval(row["run"], measure, ci["mean"],
-                                                    ci["lower"], ci["upper"]))
-                continue
-            if row.get(measure) is None:
-                continue
-            values = list(per_question().get(row["run"], {}).get(measure, {}).values())
-            if len(values) >= 2:
-                ci_other = mean_ci(values)
-                intervals.append(plots.MeanInterval(row["run"], measure, ci_other.mean,
-                                                    ci_other.lower, ci_other.upper))
-            else:
-                intervals.append(plots.MeanInterval(row["run"], measure, row[measure],
-                                                    None, None))
+            ci = board.statistics.intervals.get(measure.key, {}).get(row.run)
+            if ci is not None:
+                intervals.append(plots.MeanInterval(row.run, measure.key, ci.mean,
+                                                    ci.lower, ci.upper))
+            elif (mean := row.score(measure.key)) is not None:
+                intervals.append(plots.MeanInterval(row.run, measure.key, mean, None, None))
     return intervals
 
 
-def _interval_figure(board: Mapping[str, Any], measures: list[str], ident: str,
-                     per_question: Callable[[], dict[str, dict[str, dict[str, float]]]],
-                     ) -> FigureView:
-    intervals = _intervals(board, measures, per_question)
-    names = " and ".join(LABELS[m] for m in measures)
+def _interval_figure(board: Leaderboard, measures: list[Measure], ident: str) -> FigureView:
+    intervals = _intervals(board, measures)
+    names = " and ".join(m.label for m in measures)
+    labels = {m.key: m.label for m in measures}
     return FigureView(
         ident=ident,
-        svg=plots.render(plots.interval_plot, intervals, measures=measures, labels=LABELS,
-                         over=MEAN_OVER.get(board["kind"], "questions"), ident=ident),
-        caption=(f"Mean {names} per run with 95% confidence intervals (t distribution over "
-                 "questions); " + ", ".join(
-                     f"{LABELS[m]}: {plots.STYLE_NAMES[k]}" for k, m in enumerate(measures))
+        svg=plots.render(plots.interval_plot, intervals, measures=list(labels),
+                         labels=labels, over=MEAN_OVER.get(board.kind, "questions"),
+                         ident=ident),
+        caption=(f"Mean {names} per run with 95% intervals ("
+                 f"{board.statistics.interval_method}); " + ", ".join(
+                     f"{m.label}: {plots.STYLE_NAMES[k]}" for k, m in enumerate(measures))
                  + "."),
         data=_data_table(f"{ident}-data", f"Means and 95% intervals of {names}",
                          ["Run", "Measure", "Mean", "Lower", "Upper"],
-                         [[i.run, LABELS[i.measure], plots.fmt(i.mean), plots.fmt(i.lower),
+                         [[i.run, labels[i.measure], plots.fmt(i.mean), plots.fmt(i.lower),
                            plots.fmt(i.upper)] for i in intervals]),
     )
 
 
-def _hsd_pairs(board: Mapping[str, Any]) -> list[plots.HsdPair]:
-    return [plots.HsdPair(a=p["a"], b=p["b"], difference=p["difference"],
-                          p_value=p["p_value"])
-            for p in board["statistics"].get("hsd", [])]
+def _hsd_pairs(board: Leaderboard) -> list[plots.HsdPair]:
+    return [plots.HsdPair(a=p.a, b=p.b, difference=p.difference, p_value=p.p_value)
+            for p in board.statistics.hsd]
 
 
-def _runs_by_main_measure(board: Mapping[str, Any]) -> list[str]:
-    measure = board["statistics"].get("measure", "")
-    return [row["run"] for row in
-            sorted(board["rows"], key=lambda row: -(row.get(measure) or 0.0))]
-
-
-def _hsd_figure(board: Mapping[str, Any], ident: str) -> FigureView:
-    statistics = board["statistics"]
-    measure = LABELS.get(statistics.get("measure", ""), statistics.get("measure", ""))
-    permutations = statistics.get("hsd_permutations")
+def _hsd_figure(board: Leaderboard, ident: str) -> FigureView:
+    measure = label_of(board.statistics.measure)
+    permutations = board.statistics.hsd_permutations
     pairs = _hsd_pairs(board)
     return FigureView(
         ident=ident,
-        svg=plots.render(plots.hsd_matrix_plot, _runs_by_main_measure(board), pairs,
+        svg=plots.render(plots.hsd_matrix_plot, board.runs_by_statistics_measure(), pairs,
                          measure_label=measure, permutations=permutations, ident=ident),
         caption=(f"Randomised Tukey HSD on {measure} (B = {permutations} permutations): "
                  "cross-hatched cells marked 'differ' are pairs that differ at p < 0.05."),
@@ -336,18 +278,17 @@ def _hsd_figure(board: Mapping[str, Any], ident: str) -> FigureView:
     )
 
 
-def _sections(board: Mapping[str, Any]) -> list[PlotSection]:
-    kind, track = board["kind"], board["track"]
-    ident, section = f"{track}-plot", f"{track}-plots"
+def _sections(board: Leaderboard) -> list[PlotSection]:
+    ident, section = f"{board.track}-plot", f"{board.track}-plots"
     loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 
     def per_question() -> dict[str, dict[str, dict[str, float]]]:
         if "scores" not in loaded:
-            loaded["scores"] = _per_question_of(board["evaluation"])
+            loaded["scores"] = _per_question_of(board.evaluation)
         return loaded["scores"]
 
     sections = []
-    if kind == TrackKind.AC and board["rows"]:
+    if board.kind == TrackKind.AC and board.rows:
         sections.append(PlotSection(
             ident=f"{section}-calibration", heading="Calibration: R_O against R_U",
             intro=("Higher is better on both axes; HMR, the ranking measure, is constant "
@@ -360,9 +301,8 @@ def _sections(board: Mapping[str, Any]) -> list[PlotSection]:
                                                ident=f"{ident}-reliability-{index}",
                                                index=index)
 
-        figures = [_cached_figure(board, f"reliability:{row['run']}",
-                                  reliability(row["run"], index))
-                   for index, row in enumerate(board["rows"])]
+        figures = [_cached_figure(board, f"reliability:{row.run}", reliability(row.run, index))
+                   for index, row in enumerate(board.rows)]
         sections.append(PlotSection(
             ident=f"{section}-reliability", heading="Reliability diagrams",
             intro=("Answers grouped into 10 equal-width confidence bins: a well calibrated "
@@ -370,24 +310,25 @@ def _sections(board: Mapping[str, Any]) -> list[PlotSection]:
                    "confidence 0."),
             figures=figures, grid=True,
         ))
-    measures = CI_MEASURES.get(kind, [])
-    if board["rows"] and measures:
-        names = " and ".join(LABELS[m] for m in measures)
+    measures = [m for m in measures_of(board.kind) if m.interval]
+    if board.rows and measures:
+        names = " and ".join(m.label for m in measures)
         sections.append(PlotSection(
             ident=f"{section}-intervals", heading=f"Mean {names} with 95% intervals",
-            intro="Means over the questions scored; the bars are 95% confidence intervals.",
+            intro=("Means over the questions scored; the bars are 95% intervals "
+                   f"({board.statistics.interval_method})."),
             figures=[_cached_figure(board, "intervals", lambda: _interval_figure(
-                board, measures, f"{ident}-intervals", per_question))],
+                board, measures, f"{ident}-intervals"))],
         ))
-    if board["statistics"].get("hsd"):
-        measure = LABELS.get(board["statistics"]["measure"], board["statistics"]["measure"])
-        letters = plots.hsd_groups(_runs_by_main_measure(board), _hsd_pairs(board))
-        anova = board["statistics"].get("anova") or {}
+    if board.statistics.hsd:
+        measure = label_of(board.statistics.measure)
+        letters = plots.hsd_groups(board.runs_by_statistics_measure(), _hsd_pairs(board))
+        anova = board.statistics.anova
         intro = (f"Which runs differ on {measure}, per randomised Tukey HSD over the "
                  "question-by-run matrix, at p < 0.05.")
-        if anova.get("p_system") is not None:
-            intro += (f" Two-way ANOVA: F = {anova['f_system']:.3f}, "
-                      f"p = {anova['p_system']:.4f} for the system effect.")
+        if anova is not None and anova.p_system is not None:
+            intro += (f" Two-way ANOVA: F = {anova.f_system:.3f}, "
+                      f"p = {anova.p_system:.4f} for the system effect.")
         sections.append(PlotSection(
             ident=f"{section}-hsd", heading="Tukey HSD: which runs differ",
             intro=intro, groups=list(letters.items()),
@@ -402,59 +343,57 @@ def _number(value: float | None) -> Cell:
     return Cell(text=plots.fmt(value), sort="" if value is None else repr(float(value)))
 
 
-def _leaderboard_table(campaign: Campaign, board: Mapping[str, Any],
+def _leaderboard_table(campaign: Campaign, board: Leaderboard,
                        measures: list[Measure]) -> Table:
-    ranked_by = RANKED_BY.get(board["kind"], board["statistics"].get("measure", ""))
-    ranked_label = LABELS.get(ranked_by, ranked_by)
     columns = [
         Column("rank", "Rank", escape("Rank"), first_sort="ascending"),
         Column("run", "Run", escape("Run"), numeric=False, first_sort="ascending"),
         Column("team", "Team", escape("Team"), numeric=False, first_sort="ascending"),
-        *[Column(m.key, m.label, m.label_html,
+        *[Column(m.key, m.label, _html(m),
                  first_sort="descending" if m.higher_is_better else "ascending")
           for m in measures],
     ]
-    waiting = any(row.get("incomplete_questions") for row in board["rows"])
+    waiting = any(row.incomplete_questions for row in board.rows)
     if waiting:
         columns.append(Column("incomplete", "Waiting for review",
                               escape("Waiting for review"), first_sort="descending"))
     rows = []
-    for rank, row in enumerate(board["rows"], start=1):
-        url = reverse("results-run", args=[campaign.slug, row["run"]])
+    for rank, row in enumerate(board.rows, start=1):
+        url = reverse("results-run", args=[campaign.slug, row.run])
         cells = [
             Cell(text=str(rank), sort=str(rank)),
-            Cell(text=row["run"], sort=row["run"], href=url, numeric=False, row_header=True),
-            Cell(text=row["team"], sort=row["team"], numeric=False),
-            *[_number(row.get(m.key)) for m in measures],
+            Cell(text=row.run, sort=row.run, href=url, numeric=False, row_header=True),
+            Cell(text=row.team, sort=row.team, numeric=False),
+            *[_number(row.score(m.key)) for m in measures],
         ]
         if waiting:
-            count = row.get("incomplete_questions") or 0
-            cells.append(Cell(text=str(count), sort=str(count)))
+            cells.append(Cell(text=str(row.incomplete_questions),
+                              sort=str(row.incomplete_questions)))
         rows.append(cells)
     return Table(
-        ident=f"{board['track']}-leaderboard",
-        caption=f"Track {board['track']}: {len(rows)} run(s), ranked by {ranked_label}",
-        columns=columns, rows=rows, sorted_by=ranked_by, sorted_dir="descending",
+        ident=f"{board.track}-leaderboard",
+        caption=(f"Track {board.track}: {len(rows)} run(s), ranked by "
+                 f"{label_of(board.ranked_by)}"),
+        columns=columns, rows=rows, sorted_by=board.ranked_by, sorted_dir="descending",
     )
 
 
-def _board_view(campaign: Campaign, board: Mapping[str, Any], now: datetime) -> BoardView:
+def _board_view(campaign: Campaign, board: Leaderboard, now: datetime) -> BoardView:
     zone = zoneinfo.ZoneInfo(campaign.timezone)
-    computed_at = datetime.fromisoformat(board["computed_at"])
-    measures = MEASURES.get(board["kind"], [])
+    measures = measures_of(board.kind)
     public_from = (campaign_time(campaign, campaign.results_release)
-                   if board["published"] and campaign.results_release
+                   if board.published and campaign.results_release
                    and not campaign.results_released(now) else None)
     return BoardView(
-        track=board["track"], kind=board["kind"],
-        kind_label=TrackKind(board["kind"]).label if board["kind"] in TrackKind.values
-        else board["kind"],
-        published=board["published"], public_from=public_from, stale=board["stale"],
-        judge=board["judge"],
-        computed_at_utc=computed_at.astimezone(zoneinfo.ZoneInfo("UTC")),
-        computed_at_local=computed_at.astimezone(zone),
-        edited_judgments=board["edited_judgments"], needs_review=board["needs_review"],
-        questions=board["questions"], measures=measures,
+        track=board.track, kind=board.kind,
+        kind_label=TrackKind(board.kind).label if board.kind in TrackKind.values
+        else board.kind,
+        published=board.published, public_from=public_from, stale=board.stale,
+        judge=board.judge,
+        computed_at_utc=board.computed_at.astimezone(zoneinfo.ZoneInfo("UTC")),
+        computed_at_local=board.computed_at.astimezone(zone),
+        edited_judgments=board.edited_judgments, needs_review=board.needs_review,
+        questions=board.questions, measures=measures,
         table=_leaderboard_table(campaign, board, measures),
         sections=_sections(board),
     )
@@ -475,37 +414,36 @@ def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
     return "No results are published yet."
 
 
+def _drilldown_cell(measure: Measure, value: float | None) -> Cell:
+    numeric = measure.format != "verdict"
+    if value is None:
+        return Cell(text="not scored", sort="", numeric=numeric)
+    if measure.format == "verdict":
+        return Cell(text="✓ correct" if value else "✗ incorrect", sort=repr(float(value)),
+                    numeric=False)
+    if measure.format == "percent":
+        return Cell(text=str(round(value * 100)), sort=repr(float(value)))
+    return _number(value)
+
+
 def _drilldown_table(score: RunScore, questions: list[tuple[str, str | None]],
                      kind: str) -> Table:
-    keys = PER_QUESTION.get(kind, [])
+    measures = per_question_measures(kind)
     per_question = score.per_question
-    labels = {"correct": "Correct", "confidence": "Confidence (0 to 100)",
-              **{m.key: m.label for m in MEASURES.get(kind, [])}}
     with_text = any(text is not None for _, text in questions)
     columns = [
         Column("qid", "Question", escape("Question"), numeric=False,
                first_sort="ascending"),
         *([Column("text", "Question text", escape("Question text"), numeric=False,
                   first_sort="ascending")] if with_text else []),
-        *[Column(key, labels[key], escape(labels[key]), numeric=key != "correct")
-          for key in keys],
+        *[Column(m.key, m.label, _html(m), numeric=m.format != "verdict") for m in measures],
     ]
     rows = []
     for qid, text in questions:
         cells = [Cell(text=qid, sort=qid, numeric=False, row_header=True)]
         if with_text:
             cells.append(Cell(text=text or "", sort=text or "", numeric=False))
-        for key in keys:
-            value = per_question.get(key, {}).get(qid)
-            if value is None:
-                cells.append(Cell(text="not scored", sort="", numeric=key != "correct"))
-            elif key == "correct":
-                cells.append(Cell(text="✓ correct" if value else "✗ incorrect",
-                                  sort=repr(float(value)), numeric=False))
-            elif key == "confidence":
-                cells.append(Cell(text=str(round(value * 100)), sort=repr(float(value))))
-            else:
-                cells.append(_number(value))
+        cells += [_drilldown_cell(m, per_question.get(m.key, {}).get(qid)) for m in measures]
         rows.append(cells)
     return Table(ident="per-question", caption=f"{score.run.name}: scores per question",
                  columns=columns, rows=rows, sorted_by="qid", sorted_dir="ascending")
@@ -543,9 +481,7 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
                  for q in campaign.questions.order_by("position", "qid")]
     reliability = None
     if kind == TrackKind.AC:
-        board = {"evaluation": evaluation.pk, "computed_at": evaluation.computed_at.isoformat(),
-                 "fingerprint": evaluation.fingerprint}
-        reliability = _cached_figure(board, f"reliability-own:{score.run.name}",
+        reliability = _cached_figure(evaluation, f"reliability-own:{score.run.name}",
                                      lambda: _reliability_figure(
                                          score.run.name, score.per_question,
                                          ident="run-reliability", index=0))
@@ -557,7 +493,7 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
         "published": evaluation.published_at is not None,
         "kind": kind,
         "aggregates": [(m, plots.fmt(score.aggregates.get(m.key)))
-                       for m in MEASURES.get(kind, [])],
+                       for m in measures_of(kind)],
         "table": _drilldown_table(score, questions, kind),
         "show_text": show_text,
         "reliability": reliability,

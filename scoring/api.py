@@ -69,7 +69,7 @@ class LeaderboardsView(APIView):
             return Response(leaderboards_csv(boards), content_type="text/csv; charset=utf-8",
                             headers={"Content-Disposition":
                                      f'attachment; filename="{slug}-leaderboards.csv"'})
-        return Response({"leaderboards": boards})
+        return Response({"leaderboards": [board.as_json() for board in boards]})
 
 
 class PublishView(APIView):
@@ -99,7 +99,7 @@ class PublishView(APIView):
                              "problems": problems,
                              "errors": [{"field": "", "message": m} for m in problems]},
                             status=status.HTTP_409_CONFLICT)
-        return Response(leaderboard(evaluation=publication.evaluation))
+        return Response(leaderboard(evaluation=publication.evaluation).as_json())
 
     @extend_schema(request=None, responses={204: None},
                    summary="Withdraw a track's published leaderboard")

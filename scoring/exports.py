@@ -6,33 +6,28 @@ import csv
 import io
 import zipfile
 from collections.abc import Iterable
-from typing import Any
 
 from grading.selectors import marked_run
+from scoring.leaderboard import Leaderboard
 from scoring.measures import pr_qrels_lines
+from scoring.measures.catalogue import HSD_PERMUTATIONS, label_of, measures_of
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import PassageRecord, Run
 
-AC_COLUMNS = ["accuracy", "nugget_precision", "r_o", "r_u", "hmr", "ece", "brier"]
-PR_COLUMNS = ["ndcg@10", "ndcg@20", "q_measure", "nerr@10"]
 SIGNIFICANCE_LEVEL = 0.05
 
 
-def columns_of(board: dict[str, Any]) -> list[str]:
-    return AC_COLUMNS if board["kind"] == "ac" else PR_COLUMNS
-
-
-def leaderboards_csv(boards: Iterable[dict[str, Any]]) -> str:
-    """One CSV: a row per (track, run), full precision."""
+def leaderboards_csv(boards: Iterable[Leaderboard]) -> str:
+    """One CSV: a row per (track, run), every measure of the catalogue, full precision."""
+    keys = [m.key for kind in ("ac", "pr") for m in measures_of(kind)]
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["track", "run", "team", *AC_COLUMNS, *PR_COLUMNS, "computed_at", "judge"])
+    writer.writerow(["track", "run", "team", *keys, "computed_at", "judge"])
     for board in boards:
-        for row in board["rows"]:
-            writer.writerow([board["track"], row["run"], row["team"],
-                             *[row.get(c, "") for c in AC_COLUMNS],
-                             *[row.get(c, "") for c in PR_COLUMNS],
-                             board["computed_at"], board["judge"]])
+        for row in board.rows:
+            writer.writerow([board.track, row.run, row.team,
+                             *["" if (value := row.score(k)) is None else value for k in keys],
+                             board.computed_at.isoformat(), board.judge])
     return out.getvalue()
 
 
@@ -44,39 +39,38 @@ def _latex_escape(text: str) -> str:
     return text
 
 
-def leaderboard_latex(board: dict[str, Any]) -> str:
+def leaderboard_latex(board: Leaderboard) -> str:
     """A LaTeX table for an overview paper, runs ranked; a run's last column lists the
     runs it beats significantly (randomised Tukey HSD, B = 5000, p < 0.05)."""
-    columns = columns_of(board)
-    rows = board["rows"]
-    number = {row["run"]: index for index, row in enumerate(rows, 1)}
-    beats: dict[str, list[int]] = {row["run"]: [] for row in rows}
-    for pair in board["statistics"].get("hsd", []):
-        if pair["p_value"] < SIGNIFICANCE_LEVEL and pair["a"] in number and pair["b"] in number:
-            winner, loser = (pair["a"], pair["b"]) if pair["difference"] > 0 else (pair["b"],
-                                                                                   pair["a"])
+    measures = measures_of(board.kind)
+    number = {row.run: index for index, row in enumerate(board.rows, 1)}
+    beats: dict[str, list[int]] = {row.run: [] for row in board.rows}
+    statistics = board.statistics
+    for pair in statistics.hsd:
+        if pair.p_value < SIGNIFICANCE_LEVEL and pair.a in number and pair.b in number:
+            winner, loser = (pair.a, pair.b) if pair.difference > 0 else (pair.b, pair.a)
             beats[winner].append(number[loser])
-    measure = board["statistics"].get("measure", "")
-    header = " & ".join(["\\#", "Run", *[_latex_escape(c) for c in columns],
+    header = " & ".join(["\\#", "Run", *[_latex_escape(m.label) for m in measures],
                          "$>$ (HSD)"])
     lines = [
         "\\begin{table}[t]",
         "\\centering",
-        f"\\caption{{{_latex_escape(board['track'].upper())} runs ({_latex_escape(board['judge'])}"
-        f"). Last column: runs significantly worse in {_latex_escape(measure)} "
-        f"(randomised Tukey HSD, B = {board['statistics'].get('hsd_permutations', 5000)}, "
+        f"\\caption{{{_latex_escape(board.track.upper())} runs ({_latex_escape(board.judge)}"
+        f"). Last column: runs significantly worse in "
+        f"{_latex_escape(label_of(statistics.measure))} "
+        f"(randomised Tukey HSD, B = {statistics.hsd_permutations or HSD_PERMUTATIONS}, "
         f"$p < {SIGNIFICANCE_LEVEL}$).}}",
-        f"\\label{{tab:{board['track']}}}",
-        "\\begin{tabular}{rl" + "r" * len(columns) + "l}",
+        f"\\label{{tab:{board.track}}}",
+        "\\begin{tabular}{rl" + "r" * len(measures) + "l}",
         "\\hline",
         header + " \\\\",
         "\\hline",
     ]
-    for row in rows:
-        cells = [str(number[row["run"]]), _latex_escape(row["run"])]
-        cells += [f"{row[c]:.4f}" if isinstance(row.get(c), float | int) else "--"
-                  for c in columns]
-        cells.append(", ".join(str(n) for n in sorted(beats[row["run"]])) or "--")
+    for row in board.rows:
+        cells = [str(number[row.run]), _latex_escape(row.run)]
+        cells += ["--" if (value := row.score(m.key)) is None else f"{value:.4f}"
+                  for m in measures]
+        cells.append(", ".join(str(n) for n in sorted(beats[row.run])) or "--")
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", "\\end{table}", ""]
     return "\n".join(lines)

@@ -16,7 +16,9 @@ from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
 from grading.review import doubtful_judgments
 from grading.selectors import JudgedAnswerBlock, marked_run
+from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics
 from scoring.measures import MarkedNugget, PassageKey, derive_pr_qrels
+from scoring.measures.catalogue import RANKS_BY
 from scoring.models import Evaluation, RunScore
 from submissions.models import Run, RunStatus
 
@@ -38,31 +40,32 @@ def evaluation_visible(
     return None
 
 
-def leaderboard(*, evaluation: Evaluation) -> dict[str, Any]:
-    """The leaderboard of one snapshot in the API's shape (DESIGN.md section 9)."""
-    rows = []
-    for score in evaluation.scores.select_related("run__team").order_by("run__name"):
-        rows.append({"run": score.run.name, "run_id": score.run_id, "team": score.run.team.name,
-                     **score.aggregates, "incomplete_questions": score.incomplete_questions})
-    measure = evaluation.statistics.get("measure")
-    rows.sort(key=lambda row: -(row.get("hmr" if evaluation.track.kind == "ac" else measure)
-                                or 0.0))
-    return {
-        "track": evaluation.track.slug, "kind": evaluation.track.kind,
-        "evaluation": evaluation.pk, "judge": evaluation.judge,
-        "computed_at": evaluation.computed_at.isoformat(),
-        "published": evaluation.published_at is not None,
-        "stale": evaluation_stale(evaluation=evaluation),
-        "edited_judgments": evaluation.edited_judgments,
-        "needs_review": evaluation.needs_review, "fingerprint": evaluation.fingerprint,
-        "questions": evaluation.questions, "rows": rows,
-        "statistics": evaluation.statistics,
-    }
+def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
+    """The leaderboard of one snapshot, best first (the API's shape: `as_json()`)."""
+    rows = [
+        LeaderboardRow(run=score.run.name, run_id=score.run_id, team=score.run.team.name,
+                       scores=dict(score.aggregates),
+                       incomplete_questions=score.incomplete_questions)
+        for score in evaluation.scores.select_related("run__team").order_by("run__name")
+    ]
+    statistics = Statistics.from_json(evaluation.statistics)
+    ranked_by = RANKS_BY.get(evaluation.track.kind, statistics.measure)
+    rows.sort(key=lambda row: -(row.score(ranked_by) or 0.0))
+    return Leaderboard(
+        track=evaluation.track.slug, kind=evaluation.track.kind,
+        evaluation=evaluation.pk, judge=evaluation.judge,
+        computed_at=evaluation.computed_at,
+        published=evaluation.published_at is not None,
+        stale=evaluation_stale(evaluation=evaluation),
+        edited_judgments=evaluation.edited_judgments,
+        needs_review=evaluation.needs_review, fingerprint=evaluation.fingerprint,
+        questions=evaluation.questions, rows=rows, statistics=statistics,
+    )
 
 
 def leaderboards_visible(
     *, campaign: Campaign, user: AbstractBaseUser | AnonymousUser, now: datetime
-) -> list[dict[str, Any]]:
+) -> list[Leaderboard]:
     boards = []
     for track in campaign.tracks.order_by("slug"):
         evaluation = evaluation_visible(track=track, user=user, now=now)

@@ -37,7 +37,9 @@ class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
         child=serializers.DictField(),
         help_text="one per run, best first: run, run_id, team, the track's measures, "
                   "incomplete_questions")
-    statistics = serializers.DictField(help_text="CIs, Tukey HSD, ANOVA on the main measure")
+    statistics = serializers.DictField(help_text=(
+        "measure, ci (of that measure), intervals (per interval measure), interval_method, "
+        "hsd, hsd_permutations, anova"))
 
 
 class LeaderboardsSerializer(serializers.Serializer[dict[str, Any]]):

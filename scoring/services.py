@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -17,13 +17,15 @@ from django.utils import timezone
 from campaign.models import Campaign, Track, TrackKind
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
+from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
 from scoring.measures import (
     JudgedAnswer,
     randomised_tukey_hsd,
     score_ac_run,
     score_pr_run,
 )
-from scoring.measures.stats import mean_ci, two_way_anova
+from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
+from scoring.measures.stats import FloatArray, bootstrap_cis, two_way_anova
 from scoring.models import Evaluation, PublishOverride, RunScore
 from scoring.selectors import (
     PublishProblem,
@@ -34,11 +36,8 @@ from scoring.selectors import (
 )
 from submissions.models import PassageRecord, Run, RunStatus
 
-# The measure each track's statistics (CIs, Tukey HSD) are computed on.
-MAIN_MEASURE = {TrackKind.AC: "nugget_precision", TrackKind.PR: "ndcg@10"}
-HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
-HSD_SEED = 20260401  # fixed: re-scoring the same judgments gives the same p-values
 GRADED = [RunStatus.GRADED, RunStatus.SCORED]
+INTERVAL_METHOD = "bootstrap percentile, 2000 resamples of the questions"
 
 
 def _judge_summary(runs: Sequence[Run]) -> tuple[str, int]:
@@ -60,30 +59,54 @@ def _fingerprint(payload: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _statistics(run_names: list[str], matrix: list[list[float]]) -> dict[str, Any]:
-    """Mean with 95% CI per run; randomised Tukey HSD and two-way ANOVA over all runs."""
-    stats: dict[str, Any] = {"ci": {}, "hsd": [], "anova": None}
-    if not matrix or not run_names:
-        return stats
-    scores = np.asarray(matrix, dtype=np.float64)  # topics x runs
-    for index, name in enumerate(run_names):
-        if scores.shape[0] >= 2:
-            ci = mean_ci(scores[:, index])
-            stats["ci"][name] = {"mean": ci.mean, "lower": ci.lower, "upper": ci.upper}
+def _statistics(kind: str, run_names: list[str], qids: list[str],
+                per_question: Sequence[Mapping[str, Mapping[str, float]]]) -> Statistics:
+    """The snapshot's statistics over the topic-by-run matrices (questions `qids`, runs
+    in `run_names` order with their per-question scores): a 95% interval per run for
+    each interval measure, and the randomised Tukey HSD and two-way ANOVA of the
+    track's statistics measure. A question a run has no score for counts 0."""
+    main = STATISTICS_ON[kind]
+    statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
+    if not run_names or not qids:
+        return statistics
+
+    def matrix(key: str) -> FloatArray:
+        return np.array([[scores.get(key, {}).get(qid, 0.0) for scores in per_question]
+                         for qid in qids], dtype=np.float64)  # topics x runs
+
+    if len(qids) >= 2:
+        for measure in measures_of(kind):
+            if measure.interval or measure.key == main:
+                cis = bootstrap_cis(matrix(measure.key), seed=HSD_SEED)
+                statistics.intervals[measure.key] = {
+                    name: Interval(ci.mean, ci.lower, ci.upper)
+                    for name, ci in zip(run_names, cis, strict=True)}
+        statistics.ci.update(statistics.intervals[main])
+    scores = matrix(main)
+    hsd: list[HsdPair] = []
     if len(run_names) >= 2:
-        hsd = randomised_tukey_hsd(scores, run_names=run_names,
-                                   n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
-        stats["hsd"] = [
-            {"a": pair.run_a, "b": pair.run_b, "difference": pair.difference,
-             "p_value": pair.p_value}
-            for pair in hsd.pairs()
-        ]
-        stats["hsd_permutations"] = HSD_PERMUTATIONS
-        if scores.shape[0] >= 2:
-            anova = two_way_anova(scores)
-            stats["anova"] = {"residual_variance": anova.residual_variance,
-                              "f_system": anova.f_system, "p_system": anova.p_system}
-    return stats
+        result = randomised_tukey_hsd(scores, run_names=run_names,
+                                      n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
+        hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value) for p in result.pairs()]
+    anova = None
+    if len(run_names) >= 2 and len(qids) >= 2:
+        fitted = two_way_anova(scores)
+        anova = Anova(fitted.residual_variance, fitted.f_system, fitted.p_system)
+    return replace(statistics, hsd=hsd, anova=anova,
+                   hsd_permutations=HSD_PERMUTATIONS if len(run_names) >= 2 else None)
+
+
+def _with_extra_measures(kind: str, aggregates: dict[str, float],
+                         per_question: dict[str, dict[str, float]], **inputs: Any) -> None:
+    """Add every catalogue measure of `kind` that brings its own function (the built-in
+    ones come from score_ac_run / score_pr_run)."""
+    for measure in measures_of(kind, leaderboard=False):
+        if measure.compute is not None:
+            scores = measure.compute(**inputs)
+            if measure.leaderboard:
+                aggregates[measure.key] = scores.mean
+            if measure.per_question:
+                per_question[measure.key] = dict(scores.per_question)
 
 
 def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer], int]:
@@ -113,26 +136,20 @@ def track_score_ac(*, track: Track, qids: list[str],
                                            judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qids), fingerprint="")
     labels: dict[str, Any] = {}
-    names, columns, needs_review = [], [], 0
+    names, per_question_of, needs_review = [], [], 0
     for run in runs:
         answers, incomplete = _ac_answers(blocks_of[run.pk])
         needs_review += incomplete
         scores = score_ac_run(qids=qids, answers=answers)
-        per_question = {
-            "correct": {q.qid: float(q.correct) for q in scores.questions},
-            "nugget_precision": {q.qid: q.nugget_precision for q in scores.questions},
-            "confidence": {q.qid: q.probability for q in scores.questions},
-        }
-        RunScore.objects.create(evaluation=evaluation, run=run,
-                                aggregates=scores.leaderboard_row(), per_question=per_question,
-                                incomplete_questions=incomplete)
+        aggregates, per_question = scores.leaderboard_row(), scores.per_question()
+        _with_extra_measures(TrackKind.AC, aggregates, per_question, qids=qids, answers=answers)
+        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
+                                per_question=per_question, incomplete_questions=incomplete)
         labels[run.name] = {qid: [a.correct, a.confidence, list(a.marks)]
                             for qid, a in answers.items()}
         names.append(run.name)
-        columns.append([per_question["nugget_precision"][qid] for qid in qids])
-    matrix = [list(row) for row in zip(*columns, strict=True)] if columns else []
-    evaluation.statistics = _statistics(names, matrix)
-    evaluation.statistics["measure"] = MAIN_MEASURE[TrackKind.AC]
+        per_question_of.append(per_question)
+    evaluation.statistics = _statistics(TrackKind.AC, names, qids, per_question_of).as_json()
     evaluation.needs_review = needs_review
     evaluation.fingerprint = _fingerprint(labels)
     evaluation.save()
@@ -154,31 +171,25 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
                                            judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qrels), qrels=qrels, fingerprint="")
-    names, columns = [], []
-    relevant_qids = sorted(qrels)
+    names, per_question_of = [], []
     for run in runs:
         rankings: dict[str, list[str]] = {}
         for qid, rank in PassageRecord.objects.filter(run=run).order_by("qid", "rank") \
                 .values_list("qid", "rank"):
             rankings.setdefault(qid, []).append(f"{run.name}:{rank}")
+        aggregates: dict[str, float] = {}
+        per_question: dict[str, dict[str, float]] = {}
         if qrels:
             scores = score_pr_run(qrels=qrels, rankings=rankings)
-            aggregates = scores.leaderboard_row()
-            per_question = {
-                **{f"ndcg@{k}": dict(s.per_question) for k, s in scores.ndcg.items()},
-                "q_measure": dict(scores.q_measure.per_question),
-                **{f"nerr@{k}": dict(s.per_question) for k, s in scores.nerr.items()},
-            }
-        else:
-            aggregates, per_question = {}, {}
+            aggregates, per_question = scores.leaderboard_row(), scores.per_question()
+            _with_extra_measures(TrackKind.PR, aggregates, per_question, qrels=qrels,
+                                 rankings=rankings)
         RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
                                 per_question=per_question)
         names.append(run.name)
-        main = per_question.get(MAIN_MEASURE[TrackKind.PR], {})
-        columns.append([main.get(qid, 0.0) for qid in relevant_qids])
-    matrix = [list(row) for row in zip(*columns, strict=True)] if columns and qrels else []
-    evaluation.statistics = _statistics(names, matrix)
-    evaluation.statistics["measure"] = MAIN_MEASURE[TrackKind.PR]
+        per_question_of.append(per_question)
+    evaluation.statistics = _statistics(TrackKind.PR, names, sorted(qrels),
+                                        per_question_of).as_json()
     evaluation.fingerprint = _fingerprint({"qrels": qrels, "runs": names})
     evaluation.save()
     return evaluation

@@ -115,6 +115,14 @@ class AcRunScores:
         """Per-question scores keyed by question id."""
         return {question.qid: question for question in self.questions}
 
+    def per_question(self) -> dict[str, dict[str, float]]:
+        """measure -> qid -> value, as a snapshot stores them (catalogue.py's keys)."""
+        return {
+            "correct": {q.qid: float(q.correct) for q in self.questions},
+            "nugget_precision": {q.qid: q.nugget_precision for q in self.questions},
+            "confidence": {q.qid: q.probability for q in self.questions},
+        }
+
     def leaderboard_row(self) -> dict[str, float]:
         """The AC leaderboard columns (DESIGN.md section 9), full precision."""
         return {

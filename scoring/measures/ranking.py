@@ -49,13 +49,21 @@ class PrRunScores:
     nerr: Mapping[int, QuestionScores]
     q_measure: QuestionScores
 
+    def by_measure(self) -> dict[str, QuestionScores]:
+        """Every measure under its catalogue key (catalogue.py): "ndcg@10", ..."""
+        measures = {f"ndcg@{k}": scores for k, scores in self.ndcg.items()}
+        measures["q_measure"] = self.q_measure
+        measures.update({f"nerr@{k}": scores for k, scores in self.nerr.items()})
+        measures.update({f"ms_ndcg@{k}": scores for k, scores in self.ms_ndcg.items()})
+        return measures
+
     def leaderboard_row(self) -> dict[str, float]:
         """The PR leaderboard columns (DESIGN.md section 9), full precision."""
-        row = {f"ndcg@{k}": scores.mean for k, scores in self.ndcg.items()}
-        row["q_measure"] = self.q_measure.mean
-        row.update({f"nerr@{k}": scores.mean for k, scores in self.nerr.items()})
-        row.update({f"ms_ndcg@{k}": scores.mean for k, scores in self.ms_ndcg.items()})
-        return row
+        return {key: scores.mean for key, scores in self.by_measure().items()}
+
+    def per_question(self) -> dict[str, dict[str, float]]:
+        """measure -> qid -> value, as a snapshot stores them."""
+        return {key: dict(scores.per_question) for key, scores in self.by_measure().items()}
 
 
 def trec_ndcg_cut(

@@ -58,13 +58,13 @@ class TestScore:
                             "'brier': 0.2625}")
         assert lines[2] == (f"Track pr: 2 run(s) scored (evaluation {pr.pk}, "
                             "judge: derived from AC judgments)")
-        # The leaderboard's columns, then the other measures by name.
+        # Every measure of the catalogue, in its order.
         assert lines[3] == ("  WASEDA-PO-1      {'ndcg@10': 0.8066, 'ndcg@20': 0.8066, "
-                            "'q_measure': 0.75, 'nerr@10': 0.875, 'ms_ndcg@10': 0.8066, "
-                            "'ms_ndcg@20': 0.8066, 'nerr@20': 0.875}")
+                            "'q_measure': 0.75, 'nerr@10': 0.875, 'nerr@20': 0.875, "
+                            "'ms_ndcg@10': 0.8066, 'ms_ndcg@20': 0.8066}")
         assert lines[4] == ("  KYOTO-PG-1       {'ndcg@10': 0.3066, 'ndcg@20': 0.3066, "
-                            "'q_measure': 0.25, 'nerr@10': 0.375, 'ms_ndcg@10': 0.3066, "
-                            "'ms_ndcg@20': 0.3066, 'nerr@20': 0.375}")
+                            "'q_measure': 0.25, 'nerr@10': 0.375, 'nerr@20': 0.375, "
+                            "'ms_ndcg@10': 0.3066, 'ms_ndcg@20': 0.3066}")
         assert len(lines) == 5 and err == ""
 
     def test_each_run_adds_a_new_snapshot_and_keeps_the_old(

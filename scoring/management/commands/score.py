@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import StepBar
-from scoring.exports import columns_of
+from scoring.measures.catalogue import measures_of
 from scoring.selectors import leaderboard
 from scoring.services import campaign_score
 
@@ -25,12 +25,12 @@ class Command(BaseCommand):
             evaluations = campaign_score(campaign=campaign, progress=bar)
         for evaluation in evaluations:
             board = leaderboard(evaluation=evaluation)
-            self.stdout.write(f"Track {board['track']}: {len(board['rows'])} run(s) scored "
-                              f"(evaluation {evaluation.pk}, judge: {board['judge'] or '-'})")
-            # The leaderboard's columns first, then the other measures by name: the same
-            # order on every database (PostgreSQL's jsonb does not keep the keys' order).
-            columns = columns_of(board)
-            for row in board["rows"]:
-                names = [*columns, *sorted(set(row) - set(columns))]
-                shown = {k: round(row[k], 4) for k in names if isinstance(row.get(k), float)}
-                self.stdout.write(f"  {row['run']:<16} {shown}")
+            self.stdout.write(f"Track {board.track}: {len(board.rows)} run(s) scored "
+                              f"(evaluation {evaluation.pk}, judge: {board.judge or '-'})")
+            # The catalogue's order, not the stored one: the same order on every database
+            # (PostgreSQL's jsonb does not keep the keys' order).
+            keys = [m.key for m in measures_of(board.kind)]
+            for row in board.rows:
+                shown = {k: round(value, 4) for k in keys
+                         if isinstance(value := row.score(k), float)}
+                self.stdout.write(f"  {row.run:<16} {shown}")

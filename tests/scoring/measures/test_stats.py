@@ -14,6 +14,7 @@ from scoring.measures.stats import (
     NOT_POSITIVE,
     NOT_SAME_ITEMS,
     TOO_FEW_SCORES,
+    bootstrap_cis,
     cohen_kappa,
     kendall_tau,
     mean_ci,
@@ -236,3 +237,20 @@ def test_cohens_kappa_corrects_agreement_for_chance(a, b, kappa):
 def test_cohens_kappa_needs_the_same_items_from_both_judges():
     with pytest.raises(ValueError, match=re.escape(NOT_SAME_ITEMS.format(left=2, right=1))):
         cohen_kappa([1, 0], [1])
+
+
+def test_a_bootstrap_interval_of_two_questions_is_worked_out_by_hand():
+    # Efron & Tibshirani, "An Introduction to the Bootstrap" (1993), ch. 13: resampling
+    # the scores (0, 1) gives the means 0, 0.5 and 1 with probabilities 1/4, 1/2, 1/4, so
+    # the 2.5th and 97.5th percentiles are 0 and 1: the interval is [0, 1], where the t
+    # interval would be 0.5 +- 12.706 * 0.7071 / 1.4142 = 0.5 +- 6.35.
+    [ci] = bootstrap_cis([[0.0], [1.0]])
+    assert (ci.mean, ci.lower, ci.upper) == (0.5, 0.0, 1.0)
+
+
+def test_a_bootstrap_interval_is_seeded_and_a_constant_run_has_no_width():
+    matrix = [[0.2, 0.5], [0.9, 0.5], [0.4, 0.5], [0.7, 0.5]]
+    first, constant = bootstrap_cis(matrix, seed=3)
+    assert bootstrap_cis(matrix, seed=3)[0] == first
+    assert 0.2 <= first.lower < first.mean < first.upper <= 0.9
+    assert (constant.lower, constant.upper) == (0.5, 0.5)

@@ -1,0 +1,164 @@
+"""A leaderboard as the pages, exports and API read it: one snapshot's rows and statistics.
+
+Typed, so that a renamed key fails mypy rather than a page. `as_json()` gives the API's
+shape (DESIGN.md section 9) and `Statistics.from_json` reads what a snapshot stored,
+older snapshots included (they lack the per-measure intervals, which then show only
+for the main measure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from scoring.measures.catalogue import RANKS_BY
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its 95% interval (no bounds: fewer than two questions)."""
+
+    mean: float
+    lower: float | None
+    upper: float | None
+
+    def as_json(self) -> dict[str, float | None]:
+        return {"mean": self.mean, "lower": self.lower, "upper": self.upper}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> Interval:
+        return cls(stored["mean"], stored.get("lower"), stored.get("upper"))
+
+
+@dataclass(frozen=True)
+class HsdPair:
+    """Two runs compared by the randomised Tukey HSD: a's mean minus b's, and p."""
+
+    a: str
+    b: str
+    difference: float
+    p_value: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "difference": self.difference,
+                "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class Anova:
+    residual_variance: float
+    f_system: float | None
+    p_system: float | None
+
+    def as_json(self) -> dict[str, float | None]:
+        return {"residual_variance": self.residual_variance, "f_system": self.f_system,
+                "p_system": self.p_system}
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """What a snapshot computed over its topic-by-run matrices, once, when it was taken.
+
+    `measure` is the one the CIs in `ci`, the Tukey HSD and the ANOVA are on;
+    `intervals` has a 95% interval per run for every measure the pages show with one
+    (the catalogue's `interval`), computed by `interval_method`.
+    """
+
+    measure: str = ""
+    ci: dict[str, Interval] = field(default_factory=dict)
+    intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
+    interval_method: str = ""
+    hsd: list[HsdPair] = field(default_factory=list)
+    hsd_permutations: int | None = None
+    anova: Anova | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {
+            "measure": self.measure,
+            "ci": {run: ci.as_json() for run, ci in self.ci.items()},
+            "intervals": {measure: {run: ci.as_json() for run, ci in runs.items()}
+                          for measure, runs in self.intervals.items()},
+            "interval_method": self.interval_method,
+            "hsd": [pair.as_json() for pair in self.hsd],
+            "anova": self.anova.as_json() if self.anova else None,
+        }
+        if self.hsd_permutations is not None:
+            stored["hsd_permutations"] = self.hsd_permutations
+        return stored
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> Statistics:
+        anova = stored.get("anova")
+        ci = {run: Interval.from_json(value) for run, value in stored.get("ci", {}).items()}
+        intervals = {measure: {run: Interval.from_json(value) for run, value in runs.items()}
+                     for measure, runs in stored.get("intervals", {}).items()}
+        measure = stored.get("measure", "")
+        if measure and ci and measure not in intervals:
+            intervals[measure] = ci  # an older snapshot: its main measure's CIs
+        return cls(
+            measure=measure, ci=ci, intervals=intervals,
+            interval_method=stored.get("interval_method", "t distribution"),
+            hsd=[HsdPair(p["a"], p["b"], p["difference"], p["p_value"])
+                 for p in stored.get("hsd", [])],
+            hsd_permutations=stored.get("hsd_permutations"),
+            anova=Anova(anova["residual_variance"], anova.get("f_system"),
+                        anova.get("p_system")) if anova else None,
+        )
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    run: str
+    run_id: int
+    team: str
+    scores: dict[str, float]  # measure key -> value, full precision
+    incomplete_questions: int = 0
+
+    def score(self, key: str) -> float | None:
+        return self.scores.get(key)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run": self.run, "run_id": self.run_id, "team": self.team, **self.scores,
+                "incomplete_questions": self.incomplete_questions}
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One snapshot of a track, rows best first by the track's ranking measure."""
+
+    track: str
+    kind: str
+    evaluation: int
+    judge: str
+    computed_at: datetime
+    published: bool
+    stale: bool  # computed before the latest judgment edit (DESIGN.md section 5.4)
+    edited_judgments: int
+    needs_review: int
+    fingerprint: str
+    questions: int
+    rows: list[LeaderboardRow]
+    statistics: Statistics
+
+    @property
+    def ranked_by(self) -> str:
+        return RANKS_BY.get(self.kind, self.statistics.measure)
+
+    def runs_by_statistics_measure(self) -> list[str]:
+        """Run names, best first by the measure the statistics are on."""
+        measure = self.statistics.measure
+        return [row.run for row in
+                sorted(self.rows, key=lambda row: -(row.score(measure) or 0.0))]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "track": self.track, "kind": self.kind, "evaluation": self.evaluation,
+            "judge": self.judge, "computed_at": self.computed_at.isoformat(),
+            "published": self.published, "stale": self.stale,
+            "edited_judgments": self.edited_judgments, "needs_review": self.needs_review,
+            "fingerprint": self.fingerprint, "questions": self.questions,
+            "rows": [row.as_json() for row in self.rows],
+            "statistics": self.statistics.as_json(),
+        }

@@ -1,0 +1,107 @@
+"""The measures of a leaderboard, each described once.
+
+Scoring, the snapshot's statistics, the results pages, the drill-down, the CSV and
+LaTeX exports and the `score` command all read this list, so a measure appears in all
+of them or in none. A new measure is one entry here with its pure function as
+`compute`; the built-in measures have none because `score_ac_run` and `score_pr_run`
+compute them together, in one pass over a run (tests hold every built-in key to what
+those return).
+
+`compute` takes keyword arguments and returns per-question values and their mean:
+for a PR measure `compute(qrels=..., rankings=...)`, for an AC measure
+`compute(qids=..., answers=...)` (the campaign's question ids and the judged answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .common import QuestionScores
+
+Kind = Literal["ac", "pr"]
+#: How a value is shown: a number (4 decimals on pages), a verdict (correct or not), a
+#: percentage (a confidence 0..1 shown 0..100).
+Format = Literal["number", "verdict", "percent"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One column of a leaderboard (or, with `leaderboard=False`, of the drill-down)."""
+
+    key: str  # as stored in a snapshot and sent by the API
+    kind: Kind
+    label: str
+    description: str
+    label_html: str = ""  # the label with markup (R<sub>O</sub>); the label otherwise
+    higher_is_better: bool = True
+    leaderboard: bool = True  # a column of the leaderboard (False: per question only)
+    per_question: bool = False  # a column of a run's per-question drill-down
+    interval: bool = False  # shown as a mean with its 95% interval on the results page
+    format: Format = "number"
+    compute: Callable[..., QuestionScores] | None = None
+
+    @property
+    def html(self) -> str:
+        return self.label_html or self.label
+
+
+def _pr(key: str, label: str, description: str, **options: Any) -> Measure:
+    return Measure(key, "pr", label, description, per_question=True, **options)
+
+
+CATALOGUE: list[Measure] = [
+    Measure("accuracy", "ac", "Accuracy",
+            "share of the campaign's questions answered correctly"),
+    Measure("nugget_precision", "ac", "Nugget precision",
+            "mean over questions of relevant nuggets / returned nuggets",
+            per_question=True, interval=True),
+    Measure("r_o", "ac", "R_O", "1 - mean confidence on the incorrect answers (1 if none)",
+            label_html="R<sub>O</sub>"),
+    Measure("r_u", "ac", "R_U",
+            "1 - mean (1 - confidence) on the correct answers (1 if none)",
+            label_html="R<sub>U</sub>"),
+    Measure("hmr", "ac", "HMR", "harmonic mean of R_O and R_U: the ranking measure"),
+    Measure("ece", "ac", "ECE",
+            "expected calibration error over 10 equal-width bins (lower is better)",
+            higher_is_better=False),
+    Measure("brier", "ac", "Brier", "mean squared error of the confidences (lower is better)",
+            higher_is_better=False),
+    Measure("correct", "ac", "Correct", "whether the answer was judged correct",
+            leaderboard=False, per_question=True, format="verdict"),
+    Measure("confidence", "ac", "Confidence (0 to 100)", "the run's stated confidence",
+            leaderboard=False, per_question=True, format="percent"),
+    _pr("ndcg@10", "nDCG@10", "trec_eval's ndcg_cut.10, linear gain", interval=True),
+    _pr("ndcg@20", "nDCG@20", "trec_eval's ndcg_cut.20, linear gain", interval=True),
+    _pr("q_measure", "Q-measure", "NTCIREVAL's Q-measure (beta = 1)"),
+    _pr("nerr@10", "nERR@10", "NTCIREVAL's normalised ERR at 10"),
+    _pr("nerr@20", "nERR@20", "NTCIREVAL's normalised ERR at 20"),
+    _pr("ms_ndcg@10", "MSnDCG@10", "NTCIREVAL's nDCG@10 (Microsoft version)"),
+    _pr("ms_ndcg@20", "MSnDCG@20", "NTCIREVAL's nDCG@20 (Microsoft version)"),
+]
+
+#: The column a leaderboard is ranked by.
+RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10"}
+#: The measure of the topic-by-run matrix that CIs, Tukey HSD and ANOVA are computed on.
+STATISTICS_ON: dict[str, str] = {"ac": "nugget_precision", "pr": "ndcg@10"}
+HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
+HSD_SEED = 20260401  # fixed: re-scoring the same judgments gives the same p-values
+#: The questions a track's means are taken over (said on the pages).
+MEAN_OVER: dict[str, str] = {"ac": "all questions", "pr": "questions with a relevant passage"}
+
+
+def measures_of(kind: str, *, leaderboard: bool = True) -> list[Measure]:
+    """The measures of a track kind in their order: the leaderboard's columns, or (with
+    `leaderboard=False`) every measure, per-question-only ones included."""
+    return [m for m in CATALOGUE if m.kind == kind and (m.leaderboard or not leaderboard)]
+
+
+def per_question_measures(kind: str) -> list[Measure]:
+    """The columns of a run's per-question drill-down."""
+    return [m for m in measures_of(kind, leaderboard=False) if m.per_question]
+
+
+def label_of(key: str) -> str:
+    """A measure's label; an unknown key (an older snapshot's) as itself."""
+    return next((m.label for m in CATALOGUE if m.key == key), key)
