@@ -27,6 +27,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.typing import LineStyleType, RcKeyType
 
+from scoring.leaderboard import HsdPair
 from scoring.measures.ac import ECE_BINS, calibration_bins
 
 # Marker shapes and line styles, one per run, so no run is told apart by colour alone.
@@ -36,7 +37,6 @@ COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            "#F0E442"]
 INK, MUTED, GRID = "#1b1f24", "#57606a", "#d0d7de"
 HMR_ISO_LEVELS = (0.2, 0.4, 0.6, 0.8)
-SIGNIFICANCE_LEVEL = 0.05
 
 _RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",  # <text> elements, not glyph paths
@@ -322,18 +322,6 @@ def interval_plot(intervals: Sequence[MeanInterval], *, measures: Sequence[str],
 
 
 # --- (d) Tukey HSD ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HsdPair:
-    a: str
-    b: str
-    difference: float
-    p_value: float
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value < SIGNIFICANCE_LEVEL
-
 
 def p_text(p_value: float, permutations: int | None) -> str:
     """A randomised test's p-value; 0 means smaller than 1/B, which is what it can resolve."""

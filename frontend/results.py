@@ -254,15 +254,10 @@ def _interval_figure(board: Leaderboard, measures: list[Measure], ident: str) ->
     )
 
 
-def _hsd_pairs(board: Leaderboard) -> list[plots.HsdPair]:
-    return [plots.HsdPair(a=p.a, b=p.b, difference=p.difference, p_value=p.p_value)
-            for p in board.statistics.hsd]
-
-
 def _hsd_figure(board: Leaderboard, ident: str) -> FigureView:
     measure = label_of(board.statistics.measure)
     permutations = board.statistics.hsd_permutations
-    pairs = _hsd_pairs(board)
+    pairs = board.statistics.hsd
     return FigureView(
         ident=ident,
         svg=plots.render(plots.hsd_matrix_plot, board.runs_by_statistics_measure(), pairs,
@@ -322,7 +317,7 @@ def _sections(board: Leaderboard) -> list[PlotSection]:
         ))
     if board.statistics.hsd:
         measure = label_of(board.statistics.measure)
-        letters = plots.hsd_groups(board.runs_by_statistics_measure(), _hsd_pairs(board))
+        letters = plots.hsd_groups(board.runs_by_statistics_measure(), board.statistics.hsd)
         anova = board.statistics.anova
         intro = (f"Which runs differ on {measure}, per randomised Tukey HSD over the "
                  "question-by-run matrix, at p < 0.05.")

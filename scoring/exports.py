@@ -8,13 +8,11 @@ import zipfile
 from collections.abc import Iterable
 
 from grading.selectors import marked_run
-from scoring.leaderboard import Leaderboard
+from scoring.leaderboard import SIGNIFICANCE_LEVEL, Leaderboard
 from scoring.measures import pr_qrels_lines
 from scoring.measures.catalogue import HSD_PERMUTATIONS, label_of, measures_of
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import PassageRecord, Run
-
-SIGNIFICANCE_LEVEL = 0.05
 
 
 def leaderboards_csv(boards: Iterable[Leaderboard]) -> str:

@@ -15,6 +15,9 @@ from typing import Any
 
 from scoring.measures.catalogue import RANKS_BY
 
+#: Where two runs "differ" by the Tukey HSD, on the pages and in the LaTeX export.
+SIGNIFICANCE_LEVEL = 0.05
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -40,6 +43,10 @@ class HsdPair:
     b: str
     difference: float
     p_value: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < SIGNIFICANCE_LEVEL
 
     def as_json(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "difference": self.difference,

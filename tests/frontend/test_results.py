@@ -17,6 +17,7 @@ from django.utils import timezone
 from frontend import plots
 from grading.judge import OpenAIJudge
 from grading.services import run_grade, run_grading_finish
+from scoring.leaderboard import HsdPair
 from scoring.models import Evaluation
 from scoring.services import campaign_score
 from submissions.models import Run
@@ -371,8 +372,8 @@ class TestPlotHelpers:
         assert bins[0].accuracy is None
 
     def test_hsd_groups_letter_runs_that_do_not_differ(self) -> None:
-        pairs = [plots.HsdPair("A", "B", 0.1, 0.3), plots.HsdPair("A", "C", 0.4, 0.01),
-                 plots.HsdPair("B", "C", 0.3, 0.2)]
+        pairs = [HsdPair("A", "B", 0.1, 0.3), HsdPair("A", "C", 0.4, 0.01),
+                 HsdPair("B", "C", 0.3, 0.2)]
         assert plots.hsd_groups(["A", "B", "C"], pairs) == {"A": "a", "B": "ab", "C": "b"}
 
     def test_a_zero_p_value_is_shown_as_below_the_resolution(self) -> None:

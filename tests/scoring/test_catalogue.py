@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
@@ -79,7 +80,7 @@ def test_one_catalogue_entry_puts_a_measure_everywhere(
     assert "P@1" in tex and " & 1.0000 & " in tex
 
     browser = Client()
-    browser.force_login(personas.organiser)
+    browser.force_login(User.objects.get(pk=personas.organiser.pk))
     page = browser.get("/campaigns/toy/results/").content.decode()
     assert "whether the first passage is relevant" in page and 'data-label="P@1"' in page
     drill_down = browser.get("/campaigns/toy/results/KYOTO-PG-1/").content.decode()
