@@ -115,6 +115,16 @@ class Statistics:
         )
 
 
+def best_first(rows: list[LeaderboardRow], measure: str) -> list[LeaderboardRow]:
+    """`rows` sorted by `measure`, highest first; a row without it last."""
+    return sorted(rows, key=lambda row: -(row.score(measure) or 0.0))
+
+
+def ranks_by(kind: str, statistics: Statistics) -> str:
+    """The measure a track's leaderboard is ranked by (its statistics' one if unlisted)."""
+    return RANKS_BY.get(kind, statistics.measure)
+
+
 @dataclass(frozen=True)
 class LeaderboardRow:
     run: str
@@ -151,13 +161,11 @@ class Leaderboard:
 
     @property
     def ranked_by(self) -> str:
-        return RANKS_BY.get(self.kind, self.statistics.measure)
+        return ranks_by(self.kind, self.statistics)
 
     def runs_by_statistics_measure(self) -> list[str]:
         """Run names, best first by the measure the statistics are on."""
-        measure = self.statistics.measure
-        return [row.run for row in
-                sorted(self.rows, key=lambda row: -(row.score(measure) or 0.0))]
+        return [row.run for row in best_first(self.rows, self.statistics.measure)]
 
     def as_json(self) -> dict[str, Any]:
         return {

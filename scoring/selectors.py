@@ -16,9 +16,8 @@ from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
 from grading.review import doubtful_judgments
 from grading.selectors import JudgedAnswerBlock, marked_run
-from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics
+from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics, best_first, ranks_by
 from scoring.measures import MarkedNugget, PassageKey, derive_pr_qrels
-from scoring.measures.catalogue import RANKS_BY
 from scoring.models import Evaluation, RunScore
 from submissions.models import Run, RunStatus
 
@@ -49,8 +48,7 @@ def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
         for score in evaluation.scores.select_related("run__team").order_by("run__name")
     ]
     statistics = Statistics.from_json(evaluation.statistics)
-    ranked_by = RANKS_BY.get(evaluation.track.kind, statistics.measure)
-    rows.sort(key=lambda row: -(row.score(ranked_by) or 0.0))
+    rows = best_first(rows, ranks_by(evaluation.track.kind, statistics))
     return Leaderboard(
         track=evaluation.track.slug, kind=evaluation.track.kind,
         evaluation=evaluation.pk, judge=evaluation.judge,

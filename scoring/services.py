@@ -25,7 +25,12 @@ from scoring.measures import (
     score_pr_run,
 )
 from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
-from scoring.measures.stats import FloatArray, bootstrap_cis, two_way_anova
+from scoring.measures.stats import (
+    BOOTSTRAP_RESAMPLES,
+    FloatArray,
+    bootstrap_cis,
+    two_way_anova,
+)
 from scoring.models import Evaluation, PublishOverride, RunScore
 from scoring.selectors import (
     PublishProblem,
@@ -37,7 +42,7 @@ from scoring.selectors import (
 from submissions.models import PassageRecord, Run, RunStatus
 
 GRADED = [RunStatus.GRADED, RunStatus.SCORED]
-INTERVAL_METHOD = "bootstrap percentile, 2000 resamples of the questions"
+INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
 
 
 def _judge_summary(runs: Sequence[Run]) -> tuple[str, int]:

@@ -130,8 +130,12 @@ def mean_ci(scores: npt.ArrayLike, *, confidence: float = 0.95) -> MeanCI:
     return MeanCI(mean, mean - margin, mean + margin, margin, n, confidence)
 
 
+#: Resamples of a bootstrap interval: enough for stable 2.5th and 97.5th percentiles.
+BOOTSTRAP_RESAMPLES = 2000
+
+
 def bootstrap_cis(matrix: npt.ArrayLike, *, confidence: float = 0.95,
-                  resamples: int = 2000, seed: int = 0) -> list[MeanCI]:
+                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> list[MeanCI]:
     """Each run's mean with a bootstrap percentile interval, from a topics x runs matrix.
 
     Questions are resampled with replacement `resamples` times and the interval is the
