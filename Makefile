@@ -29,6 +29,7 @@ chromium:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy .
+	$(VENV)/bin/lint-imports
 
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput

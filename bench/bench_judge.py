@@ -40,6 +40,7 @@ from grading.judge import OpenAIJudge  # noqa: E402
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig  # noqa: E402
 from grading.llm.inputs import answer_request, entailment_request  # noqa: E402
 from grading.llm.parsing import AnswerLabel, EntailmentLabel  # noqa: E402
+from grading.llm.prompts import AnswerCheck  # noqa: E402
 from grading.validation.figures import Pair, agreement  # noqa: E402
 from grading.validation.labelled import (  # noqa: E402
     DEV_SET,
@@ -78,13 +79,14 @@ async def _v1(config: JudgeConfig, labelled: LabelledSet) -> dict[str, dict[str,
                              for i, c in zip(items, calls, strict=True)]
         figures["entailment"] = {**agreement(pairs).as_json(bogus=True),
                                  **_speed(calls, seconds)}
-        for section, check in (("answer_gold", "gold"), ("answer_nuggets", "nuggets")):
+        for section, check in (("answer_gold", AnswerCheck.GOLD),
+                               ("answer_nuggets", AnswerCheck.NUGGETS)):
             answers: list[AnswerItem] = labelled.answers
             started = time.perf_counter()
             answer_calls = await client.judge_all([answer_request(
                 question=i.question, answer=i.answer, nuggets=dict(i.nuggets),
-                answer_check=check,  # type: ignore[arg-type]
-                gold_answers=i.gold_answers if check == "gold" else ()) for i in answers])
+                answer_check=check,
+                gold_answers=i.gold_answers if check == AnswerCheck.GOLD else ()) for i in answers])
             seconds = time.perf_counter() - started
             labels = [c.label if isinstance(c, JudgeCall) and isinstance(c.label, AnswerLabel)
                       else None for c in answer_calls]

@@ -47,6 +47,8 @@ from scoring.measures import (  # noqa: E402
     score_pr_run,
 )
 from scoring.measures.stats import MeanCI, mean_ci  # noqa: E402
+from submissions.formats.ac_run import NuggetRecord  # noqa: E402
+from submissions.formats.marked_ac_run import MARKS  # noqa: E402
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -138,7 +140,9 @@ def make_judgments(rng: np.random.Generator, *, runs: int, questions: int) -> Ju
                 correct=correct_l[a][q], confidence=confidence_l[a][q], marks=tuple(marks[line:end])
             )
             nuggets.extend(
-                MarkedNugget(qid, marks[i], keys[target_run[i]][target_rank[i]])
+                MarkedNugget(
+                    NuggetRecord(qid, i, keys[target_run[i]][target_rank[i]], ""), MARKS[marks[i]]
+                )
                 for i in range(line, end)
             )
             line = end

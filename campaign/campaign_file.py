@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from grading.validation.gate import THRESHOLDS
+from grading.llm.prompts import ANSWER_CHECKS
 
 # --- messages (tests match them exactly) -------------------------------------
 NO_SUCH_FILE = "{file}: no such file"
@@ -65,7 +65,18 @@ REQUIRED_PHASE_KEYS = ("topics_release", "pr_due", "ac_due")
 TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
 SECOND_JUDGE_KEYS = ("base_url", "model")
 TRACK_KINDS = ("pr", "ac")
-ANSWER_CHECKS = ("nuggets", "gold", "both")
+# judge_thresholds: each key names a pass of the judge's validation and a figure of it
+# (grading/validation/runner.py), which grading.validation.gate checks before `grade`.
+# Kept here, with the rest of the file's keys, because campaign knows no other app.
+JUDGE_THRESHOLDS: dict[str, tuple[str, str]] = {
+    "entailment_accuracy": ("entailment", "accuracy"),
+    "entailment_kappa": ("entailment", "kappa"),
+    "bogus_recall": ("entailment", "bogus_recall"),
+    "answer_gold_accuracy": ("answer_gold", "accuracy"),
+    "answer_gold_exact_relevant_set": ("answer_gold", "exact_relevant_set"),
+    "answer_nuggets_accuracy": ("answer_nuggets", "accuracy"),
+    "answer_nuggets_exact_relevant_set": ("answer_nuggets", "exact_relevant_set"),
+}
 TEAM_KEYS = ("name", "members")
 
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
@@ -469,16 +480,16 @@ def read_campaign_file(file: Path) -> CampaignSpec:
 
 
 def _read_thresholds(reader: _Reader, value: Any) -> dict[str, float]:
-    """judge_thresholds: {figure: a number from 0 to 1}, figures from gate.THRESHOLDS."""
+    """judge_thresholds: {figure: a number from 0 to 1}, figures from JUDGE_THRESHOLDS."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         reader.add(WRONG_TYPE, key="judge_thresholds", expected="a mapping",
                    found=_type_name(value))
         return {}
-    reader.check_keys(value, tuple(THRESHOLDS), "judge_thresholds.")
+    reader.check_keys(value, tuple(JUDGE_THRESHOLDS), "judge_thresholds.")
     return {key: _read_probability(reader, figure, f"judge_thresholds.{key}")
-            for key, figure in value.items() if key in THRESHOLDS}
+            for key, figure in value.items() if key in JUDGE_THRESHOLDS}
 
 
 def _read_probability(reader: _Reader, value: Any, key: str) -> float:

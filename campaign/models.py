@@ -12,6 +12,10 @@ from django.db import models
 
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
 
+# Defined once, in the judge's pure package: it imports no app, so campaign may import it
+# (pyproject.toml, import-linter). Callers may import it from here too.
+from grading.llm.prompts import AnswerCheck
+
 TEAM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 TEAM_NAME_HELP = "letters, digits, '_' and '-', starting with a letter or digit, at most 64"
 QID_PATTERN = r"^[^\s;]{1,64}$"
@@ -78,10 +82,11 @@ class TrackKind(models.TextChoices):
     AC = "ac", "Answer with confidence (AC)"
 
 
-class AnswerCheck(models.TextChoices):
-    NUGGETS = "nuggets", "From the nuggets only"
-    GOLD = "gold", "Against the gold answers"
-    BOTH = "both", "Nuggets and gold answers"
+ANSWER_CHECK_CHOICES = [
+    (AnswerCheck.NUGGETS.value, "From the nuggets only"),
+    (AnswerCheck.GOLD.value, "Against the gold answers"),
+    (AnswerCheck.BOTH.value, "Nuggets and gold answers"),
+]
 
 
 class Track(models.Model):
@@ -92,7 +97,7 @@ class Track(models.Model):
         default=4, validators=[MinValueValidator(1)]
     )
     answer_check = models.CharField(
-        max_length=8, choices=AnswerCheck.choices, default=AnswerCheck.NUGGETS,
+        max_length=8, choices=ANSWER_CHECK_CHOICES, default=AnswerCheck.NUGGETS.value,
         help_text="AC tracks: what the judge checks answers against.",
     )
     # An optional second judge whose labels are stored beside the official ones, only to

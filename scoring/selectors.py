@@ -17,7 +17,7 @@ from grading.models import JudgmentEdit
 from grading.review import doubtful_judgments
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics, best_first, ranks_by
-from scoring.measures import MarkedNugget, PassageKey, derive_pr_qrels
+from scoring.measures import derive_pr_qrels
 from scoring.models import Evaluation, RunScore
 from submissions.models import Run, RunStatus
 
@@ -101,13 +101,7 @@ def graded_ac_runs(*, campaign: Campaign) -> list[Run]:
 def derived_qrels(blocks: Mapping[int, list[JudgedAnswerBlock]]) -> dict[str, dict[str, int]]:
     """PR qrels from the relevant nuggets of every graded AC run (DESIGN.md section 4)."""
     return derive_pr_qrels(
-        [
-            MarkedNugget(qid=block.marked.qid, mark=m.mark,
-                         passage=PassageKey(m.nugget.passage_key.run_name,
-                                            m.nugget.passage_key.rank))
-            for block in run_blocks if block.complete
-            for m in block.marked.nuggets
-        ]
+        [m for block in run_blocks if block.complete for m in block.marked.nuggets]
         for run_blocks in blocks.values()
     )
 

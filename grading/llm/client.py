@@ -225,7 +225,7 @@ class JudgeClient:
         question: str,
         answer: str,
         nuggets: Mapping[int, str],
-        answer_check: AnswerCheck = "nuggets",
+        answer_check: AnswerCheck = AnswerCheck.NUGGETS,
         gold_answers: Sequence[str] = (),
     ) -> JudgeCall[AnswerLabel]:
         """Is `answer` correct given the entailed `nuggets`, and which of them helped?"""

@@ -89,7 +89,7 @@ def answer_request(
     question: str,
     answer: str,
     nuggets: Mapping[int, str],
-    answer_check: AnswerCheck = "nuggets",
+    answer_check: AnswerCheck = AnswerCheck.NUGGETS,
     gold_answers: Sequence[str] = (),
 ) -> JudgeRequest[AnswerLabel]:
     """Answer evaluation over the entailed `nuggets` (NuggetNum -> text) of one block."""

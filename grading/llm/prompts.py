@@ -10,18 +10,34 @@ The wording is plain and short on purpose; it must work for a 0.5B model too. Th
 entailment prompt calls the nugget a CLAIM and asks for the verdict before the reason;
 on the packaged models that scored best on a small hand-made set (12/12 for the 1.5B,
 where reason-first wording got 11/12). The answer prompt asks for the reason first.
+
+`AnswerCheck` (a track's `answer_check`) is defined here and nowhere else: the judge's
+prompts are what it selects, and a pure package can be imported by every app (campaign's
+`Track` and campaign file, grading) while it imports none of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypedDict, get_args
+from enum import StrEnum
+from typing import Literal, TypedDict
 
 ENTAILMENT_PROMPT_VERSION = "entailment-v1"
 ANSWER_PROMPT_VERSION = "answer-v1"
 
-AnswerCheck = Literal["nuggets", "gold", "both"]
-ANSWER_CHECKS: tuple[AnswerCheck, ...] = get_args(AnswerCheck)
+
+class AnswerCheck(StrEnum):
+    """What the judge checks an answer against (per AC track, DESIGN.md section 5).
+
+    A `StrEnum`, so the plain strings stored in `Track.answer_check` compare equal to it.
+    """
+
+    NUGGETS = "nuggets"  # the task's own question: correct given the nuggets
+    GOLD = "gold"  # against the track's secret gold answer key
+    BOTH = "both"  # both of the above
+
+
+ANSWER_CHECKS: tuple[AnswerCheck, ...] = tuple(AnswerCheck)
 
 UNKNOWN_ANSWER_CHECK = "answer_check must be one of {choices}, found {found!r}"
 GOLD_ANSWERS_REQUIRED = "answer_check {answer_check!r} needs at least one gold answer"
@@ -54,12 +70,12 @@ Reply with a JSON object: "reason" (one short sentence about the answer), "corre
 "relevant" (a list of nugget numbers)."""
 
 ANSWER_INSTRUCTIONS: dict[AnswerCheck, str] = {
-    "nuggets": _ANSWER_INSTRUCTIONS.format(inputs="an ANSWER", rule=""),
-    "gold": _ANSWER_INSTRUCTIONS.format(
+    AnswerCheck.NUGGETS: _ANSWER_INSTRUCTIONS.format(inputs="an ANSWER", rule=""),
+    AnswerCheck.GOLD: _ANSWER_INSTRUCTIONS.format(
         inputs="the GOLD ANSWERS, an ANSWER",
         rule=" It is correct only if it agrees with one of the GOLD ANSWERS.",
     ),
-    "both": _ANSWER_INSTRUCTIONS.format(
+    AnswerCheck.BOTH: _ANSWER_INSTRUCTIONS.format(
         inputs="the GOLD ANSWERS, an ANSWER",
         rule=" It is correct only if it agrees with one of the GOLD ANSWERS"
              " and is also correct given the nuggets.",
@@ -80,7 +96,7 @@ def answer_messages(
     question: str,
     answer: str,
     nuggets: Mapping[int, str],
-    answer_check: AnswerCheck = "nuggets",
+    answer_check: AnswerCheck = AnswerCheck.NUGGETS,
     gold_answers: Sequence[str] = (),
 ) -> list[ChatMessage]:
     """Answer evaluation with relevant-nugget identification (answer-v1).
@@ -91,7 +107,8 @@ def answer_messages(
     are shown only when `answer_check` is "gold" or "both", and then are required.
     """
     if answer_check not in ANSWER_CHECKS:
-        raise ValueError(UNKNOWN_ANSWER_CHECK.format(choices=ANSWER_CHECKS, found=answer_check))
+        choices = tuple(str(check) for check in ANSWER_CHECKS)
+        raise ValueError(UNKNOWN_ANSWER_CHECK.format(choices=choices, found=answer_check))
     for number in nuggets:
         if isinstance(number, bool) or not isinstance(number, int) or number < 1:
             raise ValueError(BAD_NUGGET_NUMBER.format(found=number))
@@ -99,7 +116,7 @@ def answer_messages(
     if answer_check != "nuggets":
         gold = [text.strip() for text in gold_answers if text.strip()]
         if not gold:
-            raise ValueError(GOLD_ANSWERS_REQUIRED.format(answer_check=answer_check))
+            raise ValueError(GOLD_ANSWERS_REQUIRED.format(answer_check=str(answer_check)))
         parts.append("GOLD ANSWERS:\n" + "\n".join(f"- {text}" for text in gold))
     parts.append(f"ANSWER:\n{answer.strip()}")
     listed = [f"[{number}] {nuggets[number].strip()}" for number in sorted(nuggets)]

@@ -8,23 +8,16 @@ Organisers set them in the campaign file:
       answer_gold_exact_relevant_set: 0.75
 
 Each key names a pass of the validation (grading/validation/runner.py) and a figure of
-it. With any set, `grade` runs only when the latest validation of the official judge,
-under the prompt versions in use now, reaches every one.
+it (`JUDGE_THRESHOLDS`, kept with the campaign file's other keys). With any set, `grade`
+runs only when the latest validation of the official judge, under the prompt versions in
+use now, reaches every one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-THRESHOLDS: dict[str, tuple[str, str]] = {
-    "entailment_accuracy": ("entailment", "accuracy"),
-    "entailment_kappa": ("entailment", "kappa"),
-    "bogus_recall": ("entailment", "bogus_recall"),
-    "answer_gold_accuracy": ("answer_gold", "accuracy"),
-    "answer_gold_exact_relevant_set": ("answer_gold", "exact_relevant_set"),
-    "answer_nuggets_accuracy": ("answer_nuggets", "accuracy"),
-    "answer_nuggets_exact_relevant_set": ("answer_nuggets", "exact_relevant_set"),
-}
+from campaign.campaign_file import JUDGE_THRESHOLDS
 
 UNDER_THRESHOLD = "{key}: {found} is under the campaign's threshold {threshold}"
 NOT_MEASURED = "{key}: not measured (the set has no items for it), threshold {threshold}"
@@ -42,7 +35,7 @@ def failures(figures: dict[str, dict[str, Any]], thresholds: dict[str, float]) -
     """Which thresholds `figures` miss, one message each (empty: it passes)."""
     problems = []
     for key, threshold in thresholds.items():
-        section, name = THRESHOLDS[key]
+        section, name = JUDGE_THRESHOLDS[key]
         found = figures.get(section, {}).get(name)
         if found is None:
             problems.append(NOT_MEASURED.format(key=key, threshold=threshold))

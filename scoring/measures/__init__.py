@@ -1,5 +1,7 @@
 """Every evaluation formula of the service, as pure functions on plain types and numpy
-arrays (DESIGN.md section 6). Nothing here imports Django.
+arrays (DESIGN.md section 6). Nothing here imports Django or an app; the one package
+imported from outside is the lowest pure one, `submissions.formats`, for the vocabulary
+the run files define (`PassageKey`, the nugget marks B/R/N), re-exported here.
 
 - `ac`: accuracy, nugget precision, O/U/R_O/R_U/HMR, ECE, Brier (R2C2 AC runs)
 - `qrels`: PR qrels derived from marked AC runs
@@ -11,7 +13,7 @@ arrays (DESIGN.md section 6). Nothing here imports Django.
 
 from __future__ import annotations
 
-from .ac import AcQuestionScore, AcRunScores, JudgedAnswer, NuggetMark, score_ac_run
+from .ac import AcQuestionScore, AcRunScores, JudgedAnswer, score_ac_run
 from .common import QuestionScores
 from .hsd import PairwiseComparison, TukeyHsdResult, randomised_tukey_hsd
 from .qrels import MarkedNugget, PassageKey, derive_pr_qrels, pr_qrels_lines
@@ -22,7 +24,6 @@ __all__ = [
     "AcRunScores",
     "JudgedAnswer",
     "MarkedNugget",
-    "NuggetMark",
     "PairwiseComparison",
     "PassageKey",
     "PrRunScores",

@@ -16,21 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
+# The marks B, R, N are the marked AC run format's (DESIGN.md section 4), defined once in
+# the lowest pure package, which the measures may import.
+from submissions.formats.marked_ac_run import MARKS, RELEVANT
 
-class NuggetMark(StrEnum):
-    """The judge's mark on a nugget line of a marked AC run (DESIGN.md section 4)."""
-
-    BOGUS = "B"  # the cited passage does not entail the nugget
-    RELEVANT = "R"  # entailed and helped to deduce a correct answer
-    NONRELEVANT = "N"  # entailed but did not lead to the answer
-
-
-NUGGET_MARKS = frozenset(mark.value for mark in NuggetMark)
 MAX_CONFIDENCE = 100
 ECE_BINS = 10
 
@@ -70,7 +63,7 @@ class JudgedAnswer:
             raise ValueError(BAD_CONFIDENCE.format(confidence=confidence))
         marks = tuple(self.marks)
         for mark in marks:
-            if mark not in NUGGET_MARKS:
+            if mark not in MARKS:
                 raise ValueError(BAD_MARK.format(mark=mark))
         object.__setattr__(self, "marks", marks)
         object.__setattr__(self, "correct", bool(self.correct))
@@ -142,11 +135,11 @@ def nugget_precision(marks: Sequence[str]) -> float:
     Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
     """
     for mark in marks:
-        if mark not in NUGGET_MARKS:
+        if mark not in MARKS:
             raise ValueError(BAD_MARK.format(mark=mark))
     if not marks:
         return 0.0
-    return sum(1 for mark in marks if mark == NuggetMark.RELEVANT) / len(marks)
+    return sum(1 for mark in marks if mark == RELEVANT) / len(marks)
 
 
 def overconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
@@ -301,7 +294,7 @@ def _question_score(qid: str, answer: JudgedAnswer | None) -> AcQuestionScore:
         answered=True,
         correct=answer.correct,
         probability=answer.confidence / MAX_CONFIDENCE,
-        relevant_nuggets=sum(1 for mark in answer.marks if mark == NuggetMark.RELEVANT),
+        relevant_nuggets=sum(1 for mark in answer.marks if mark == RELEVANT),
         returned_nuggets=len(answer.marks),
         nugget_precision=nugget_precision(answer.marks),
     )

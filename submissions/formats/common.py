@@ -5,6 +5,11 @@ DESIGN.md section 4: all run files are UTF-8 text, one record per line; validati
 "name the line, what was found and what was expected". The line is `Problem.line`; each
 message below says what was found and what was expected. Messages are module constants
 with ``{}`` placeholders so that tests can match them exactly (STYLE.md).
+
+`PassageKey` is defined here and nowhere else. This is the lowest of the pure packages
+(it imports no other), so `scoring.measures` (the derived qrels) and the apps import it
+from here rather than keep a copy of their own (DESIGN.md section 2: the pure packages
+import nothing from Django or the apps).
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ UNKNOWN_QID = (
     "found qID {!r}, which is not a question of this campaign; "
     "expected a qID from the campaign's question list"
 )
+# Raised by `PassageKey.parse` (a programming error, not a line of an upload).
+MALFORMED_PASSAGE_KEY = (
+    "a PassageKey looks like RUN:RANK with RANK a positive integer, got {text!r}"
+)
+NONPOSITIVE_PASSAGE_RANK = "a PassageRank must be a positive integer, got {rank!r}"
 
 # --- field names (what `Problem.field` says; the format's own words) ---------------------
 
@@ -82,6 +92,21 @@ class PassageKey:
 
     def __str__(self) -> str:
         return f"{self.run_name}:{self.rank}"
+
+    @classmethod
+    def parse(cls, text: str) -> PassageKey:
+        """The key written ``RUN:RANK`` (the run name is everything before the last colon).
+
+        Raises ValueError for anything else, or a rank below 1. Uploaded files are not
+        read with this (their parsers report a `Problem` instead); it reads back the
+        document ids that this service wrote itself.
+        """
+        run_name, separator, rank = text.rpartition(":")
+        if not separator or not run_name or not rank.isdigit():
+            raise ValueError(MALFORMED_PASSAGE_KEY.format(text=text))
+        if int(rank) < 1:
+            raise ValueError(NONPOSITIVE_PASSAGE_RANK.format(rank=int(rank)))
+        return cls(run_name, int(rank))
 
 
 R = TypeVar("R")

@@ -11,6 +11,10 @@ passage does not entail it), ``R;`` (relevant) or ``N;`` (entailed but nonreleva
 
 Everything but the mark is read by the AC run parser (`ac_run.read_answer_blocks` and
 `ac_run.read_nugget_line`), so both formats obey exactly the same rules.
+
+The marks (`Mark`, `BOGUS`, `RELEVANT`, `NONRELEVANT`, `MARKS`) are defined here and
+nowhere else: this is the lowest pure package, so `scoring.measures` (nugget precision,
+derived qrels) and grading import them from here.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 from grading.llm import prompts
 from grading.llm.inputs import DecodingParams, answer_request, entailment_request, input_hash
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
-from grading.llm.prompts import answer_messages, entailment_messages
+from grading.llm.prompts import AnswerCheck, answer_messages, entailment_messages
 from grading.llm.schemas import answer_schema, entailment_response_format
 
 NUGGETS = {2: "Anthony Mackie plays Captain America.", 1: "Mackie starred in the 2004 film."}
@@ -29,7 +29,7 @@ def test_entailment_prompt_puts_the_fixed_instructions_first() -> None:
 def test_answer_prompt_lists_the_nuggets_under_their_own_numbers_in_order() -> None:
     messages = answer_messages(question="Who?", answer="Anthony Mackie", nuggets=NUGGETS)
 
-    assert messages[0]["content"] == prompts.ANSWER_INSTRUCTIONS["nuggets"]
+    assert messages[0]["content"] == prompts.ANSWER_INSTRUCTIONS[AnswerCheck.NUGGETS]
     assert messages[1]["content"] == (
         "QUESTION:\nWho?\n\nANSWER:\nAnthony Mackie\n\nNUGGETS:\n"
         "[1] Mackie starred in the 2004 film.\n[2] Anthony Mackie plays Captain America."
@@ -44,12 +44,12 @@ def test_answer_prompt_says_so_when_no_nugget_was_entailed() -> None:
 
 def test_answer_prompt_shows_gold_answers_only_when_the_track_checks_them() -> None:
     plain = answer_messages(question="Q", answer="A", nuggets=NUGGETS, gold_answers=["G"])
-    gold = answer_messages(question="Q", answer="A", nuggets=NUGGETS, answer_check="gold",
+    gold = answer_messages(question="Q", answer="A", nuggets=NUGGETS, answer_check=AnswerCheck.GOLD,
                            gold_answers=["Anthony Mackie", " A. Mackie "])
 
     assert "GOLD" not in plain[1]["content"]
     assert "GOLD ANSWERS:\n- Anthony Mackie\n- A. Mackie\n\nANSWER:" in gold[1]["content"]
-    assert gold[0]["content"] == prompts.ANSWER_INSTRUCTIONS["gold"]
+    assert gold[0]["content"] == prompts.ANSWER_INSTRUCTIONS[AnswerCheck.GOLD]
 
 
 @pytest.mark.parametrize("answer_check", ["gold", "both"])
@@ -80,8 +80,8 @@ def test_every_answer_check_has_its_own_fixed_instructions() -> None:
     texts = {check: prompts.ANSWER_INSTRUCTIONS[check] for check in prompts.ANSWER_CHECKS}
 
     assert len(set(texts.values())) == 3
-    assert "GOLD ANSWERS" not in texts["nuggets"]
-    assert "also correct given the nuggets" in texts["both"]
+    assert "GOLD ANSWERS" not in texts[AnswerCheck.NUGGETS]
+    assert "also correct given the nuggets" in texts[AnswerCheck.BOTH]
 
 
 def test_the_entailment_schema_accepts_a_good_reply_and_refuses_extras() -> None:

@@ -6,28 +6,28 @@ import re
 
 import pytest
 
-from scoring.measures.qrels import (
-    BAD_MARK,
-    BAD_PASSAGE_KEY,
-    BAD_RANK,
-    MarkedNugget,
+from scoring.measures.ac import BAD_MARK
+from scoring.measures.qrels import derive_pr_qrels, pr_qrels_lines
+from submissions.formats.ac_run import NuggetRecord
+from submissions.formats.common import (
+    MALFORMED_PASSAGE_KEY,
+    NONPOSITIVE_PASSAGE_RANK,
     PassageKey,
-    derive_pr_qrels,
-    pr_qrels_lines,
 )
+from submissions.formats.marked_ac_run import MARKS, MarkedNugget
 from tests.scoring.measures.marked_run import MarkedBlock
 
 
 def marked_nuggets(blocks: list[MarkedBlock]) -> list[MarkedNugget]:
     return [
-        MarkedNugget(block.qid, mark, PassageKey(run, rank))
+        MarkedNugget(NuggetRecord(block.qid, num, PassageKey(run, rank), "n"), MARKS[mark])
         for block in blocks
-        for mark, run, rank in block.nuggets
+        for num, (mark, run, rank) in enumerate(block.nuggets, start=1)
     ]
 
 
 def nugget(qid: str, mark: str, key: str) -> MarkedNugget:
-    return MarkedNugget(qid, mark, PassageKey.parse(key))
+    return MarkedNugget(NuggetRecord(qid, 1, PassageKey.parse(key), "n"), mark)  # type: ignore[arg-type]
 
 
 def read_qrels(text: str) -> dict[str, dict[str, int]]:
@@ -86,15 +86,15 @@ def test_a_passage_key_round_trips_through_its_document_id():
 
 @pytest.mark.parametrize("text", ["WASEDA-PO-1", ":3", "RUN:x", "RUN:-1", "RUN:"])
 def test_it_rejects_a_malformed_passage_key(text):
-    with pytest.raises(ValueError, match=re.escape(BAD_PASSAGE_KEY.format(text=text))):
+    with pytest.raises(ValueError, match=re.escape(MALFORMED_PASSAGE_KEY.format(text=text))):
         PassageKey.parse(text)
 
 
 def test_it_rejects_rank_zero():
-    with pytest.raises(ValueError, match=re.escape(BAD_RANK.format(rank=0))):
+    with pytest.raises(ValueError, match=re.escape(NONPOSITIVE_PASSAGE_RANK.format(rank=0))):
         PassageKey.parse("RUN:0")
 
 
 def test_it_rejects_an_unknown_mark():
     with pytest.raises(ValueError, match=re.escape(BAD_MARK.format(mark="?"))):
-        nugget("D1", "?", "A-PO-1:1")
+        derive_pr_qrels([[nugget("D1", "?", "A-PO-1:1")]])
