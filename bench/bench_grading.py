@@ -64,6 +64,7 @@ sys.path.insert(0, str(REPO))
 
 if TYPE_CHECKING:
     from grading.judge import JudgeIdentity, JudgeInput, JudgeOutcome, OpenAIJudge
+    from grading.llm.client import JudgeError
     from grading.services import GradeReport
     from submissions.models import Run
 
@@ -456,7 +457,7 @@ class TimedJudge:
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
-    ) -> list[JudgeOutcome | None]:
+    ) -> list[JudgeOutcome | JudgeError]:
         started, cpu = time.perf_counter(), time.process_time()
         try:
             return self.inner.judge_many(inputs, on_judged=on_judged,
@@ -520,7 +521,8 @@ def probe_server(server: FakeServer, requests: int, passage_words: int) -> None:
     started, cpu = time.perf_counter(), time.process_time()
     outcomes = judge.judge_many(inputs)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    assert all(o is not None and not o.needs_review for o in outcomes), judge.errors[:3]
+    assert all(not isinstance(o, Exception) and not o.needs_review for o in outcomes), (
+        judge.errors[:3])
     _rate_line("OpenAIJudge.judge_many, one batch, no DB", requests, elapsed, server.ideal)
     print(f"    CPU per call: judge client (openai + httpx) {cpu / requests * 1000:.2f} ms")
 
@@ -773,7 +775,8 @@ def bench_embedded(args: argparse.Namespace) -> None:
                   f"load average now {os.getloadavg()[0]:.2f}")
             outcomes = _embedded_sample(judge, "entailment", entailment_inputs[:-1],
                                         args.embedded_concurrency)
-            labels = [o.label["entailed"] if o and o.label else None for o in outcomes]
+            labels = [o.label["entailed"] if not isinstance(o, Exception) and o.label else None
+                      for o in outcomes]
             agree = sum(label == want for label, want in zip(labels, truth, strict=False))
             print(f"    labels agreeing with the synthetic truth: {agree}/{len(labels)}")
             if answer_inputs:
@@ -781,11 +784,11 @@ def bench_embedded(args: argparse.Namespace) -> None:
 
 
 def _embedded_sample(judge: OpenAIJudge, kind: str, inputs: Sequence[JudgeInput],
-                     concurrency: int) -> list[JudgeOutcome | None]:
+                     concurrency: int) -> list[JudgeOutcome | JudgeError]:
     started = time.perf_counter()
     outcomes = judge.judge_many(inputs)
     elapsed = time.perf_counter() - started
-    done = [o for o in outcomes if o is not None]
+    done = [o for o in outcomes if not isinstance(o, Exception)]
     review = sum(1 for o in done if o.needs_review)
     latency = sum(o.latency_seconds for o in done) / max(1, len(done))
     prompt = sum(o.prompt_tokens or 0 for o in done) / max(1, len(done))

@@ -173,9 +173,9 @@ def confirm_judgment(request: HttpRequest, judgment_id: int) -> HttpResponse:
 
 
 def _reviewed(request: HttpRequest, judgment: Judgment, what: str) -> HttpResponse:
-    """After an edit or a confirmation: grade (and so score) the runs again, go back."""
+    """After an edit or a confirmation (whose service queued the runs for re-grading and
+    so re-scoring): say so, go back."""
     runs = runs_using(judgment=judgment)
-    enqueue_grading([run.pk for run in runs])
     messages.success(request, f"Judgment {judgment.pk} {what}; "
                               f"{len(runs)} run(s) queued for re-grading.")
     back = request.POST.get("next", "")

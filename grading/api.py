@@ -22,7 +22,6 @@ from grading.selectors import (
     judge_agreement,
     judgment_items,
     marked_run,
-    runs_using,
 )
 from grading.serializers import (
     JudgmentDetailSerializer,
@@ -151,8 +150,6 @@ class JudgmentDetailView(APIView):
                                      changes=changes, reason=data["reason"], note=data["note"])
         except EditRefused as refused:
             return _refused(refused)
-        # Edited labels change the answer step's input and the scores: grade again.
-        enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
         return Response(_judgment_detail(judgment))
 
 
@@ -169,9 +166,6 @@ class JudgmentConfirmView(APIView):
             judgment = judgment_confirm(judgment=judgment, user=authenticated_user(request))
         except EditRefused as refused:
             return _refused(refused)
-        # As after an edit: the runs are graded (no new calls) and scored again, so no
-        # leaderboard stays older than the review.
-        enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
         return Response(_judgment_detail(judgment))
 
 

@@ -1,9 +1,9 @@
 """The seam between the grading pipeline and an LLM judge.
 
-The pipeline hands `JudgeInput`s to a `Judge` and gets one `JudgeOutcome` (or None for
-a call that failed outright) back per input, in order. `OpenAIJudge` is the real one:
-the OpenAI chat protocol (grading/llm/client.py) to vLLM or the embedded llama.cpp
-server. Tests use it too, against a scripted server on loopback.
+The pipeline hands `JudgeInput`s to a `Judge` and gets one `JudgeOutcome` (or the
+`JudgeError` of a call that failed outright) back per input, in order. `OpenAIJudge` is
+the real one: the OpenAI chat protocol (grading/llm/client.py) to vLLM or the embedded
+llama.cpp server. Tests use it too, against a scripted server on loopback.
 
 An input is judged as the task design prescribes, divided into simple subtasks
 (grading/llm/subtasks.py): an entailment input is one yes/no call; an answer input is a
@@ -125,17 +125,29 @@ class Judge(Protocol):
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
-    ) -> list[JudgeOutcome | None]:
-        """Judge every input, concurrently as the judge allows; None where a call failed.
+    ) -> list[JudgeOutcome | JudgeError]:
+        """Judge every input, concurrently as the judge allows.
 
-        `on_judged` is called as each input's judgment ends (how `grade` shows progress).
-        A step decided with a probability under `explain_below` gets a written reason.
+        Where a call failed outright its `JudgeError` stands in place of the outcome (it
+        says why and whether trying again later can help), so one failure loses none of
+        the others' work. `on_judged` is called as each input's judgment ends (how
+        `grade` shows progress). A step decided with a probability under `explain_below`
+        gets a written reason.
         """
         ...
 
 
 class JudgeUnavailable(Exception):
-    """Some judge calls failed outright (server down, permanent 4xx); retry the run later."""
+    """Some judge calls of a run failed outright; the message says why (the first error).
+
+    `permanent`: the server refused (a 4xx such as a bad API key or an unknown model), so
+    grading the run again cannot help until someone changes the setup; otherwise (server
+    down, timeouts, 5xx) grading it again later may succeed.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 @dataclass
@@ -237,25 +249,25 @@ class OpenAIJudge:
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
-    ) -> list[JudgeOutcome | None]:
+    ) -> list[JudgeOutcome | JudgeError]:
         return asyncio.run(self._judge_many(inputs, on_judged, explain_below))
 
     async def _judge_many(
         self, inputs: Sequence[JudgeInput], on_judged: Callable[[], None] | None,
         explain_below: float,
-    ) -> list[JudgeOutcome | None]:
+    ) -> list[JudgeOutcome | JudgeError]:
         # One client per batch: its HTTP pool belongs to this event loop.
         async with JudgeClient(self.config) as client:
             session = _Session(client, explain_below)
 
-            async def one(item: JudgeInput) -> JudgeOutcome | None:
+            async def one(item: JudgeInput) -> JudgeOutcome | JudgeError:
                 try:
                     if isinstance(item, EntailmentInput):
                         return await session.entailment(item)
                     return await session.answer(item)
                 except JudgeError as error:
                     self.errors.append(str(error))
-                    return None
+                    return error
                 finally:
                     if on_judged is not None:
                         on_judged()

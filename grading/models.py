@@ -24,6 +24,7 @@ class JudgmentKind(models.TextChoices):
 class JudgmentStatus(models.TextChoices):
     DONE = "done", "Done"
     NEEDS_REVIEW = "needs_review", "Needs review"  # the judge's reply never parsed
+    REVIEWED = "reviewed", "Reviewed"  # edited or confirmed by an organiser
 
 
 class JudgeSlot(models.TextChoices):

@@ -136,4 +136,5 @@ def run_progress_json(progress: RunProgress) -> dict[str, Any]:
         "answers": {"done": progress.answers_judged, "total": progress.answers},
         "done": progress.done, "total": progress.total,
         "needs_review": progress.needs_review,
+        "failure_reason": progress.run.failure_reason,
     }

@@ -1,10 +1,16 @@
-"""Writes for grading: the R2C2 judge pipeline over one AC run, and post-edits."""
+"""Writes for grading: the R2C2 judge pipeline over one AC run, and post-edits.
+
+`run_grading` is the one path that grades a claimed run (the Celery task and the `grade`
+command both call it); `judgment_edit` is the one path that post-edits a judgment and
+queues its runs for re-grading (the API and the organiser pages both call it).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
@@ -16,7 +22,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaign.models import AnswerCheck, Campaign, Question, TrackKind
-from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
+from grading.judge import (
+    AnswerInput,
+    EntailmentInput,
+    Judge,
+    JudgeInput,
+    JudgeOutcome,
+    JudgeUnavailable,
+)
+from grading.llm.client import JudgeError
 from grading.models import (
     AnswerEvaluation,
     JudgeSlot,
@@ -26,11 +40,16 @@ from grading.models import (
     JudgmentStatus,
     NuggetEntailment,
 )
+from grading.selectors import runs_using
+from grading.setup import official_judge, second_judge
+from scoring.tasks import enqueue_scoring
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
 from submissions.selectors import ACCEPTED_STATUSES
 
 # SQLite allows ~1000 parameters per query; stay well under it everywhere.
 QUERY_CHUNK = 500
+
+JUDGE_CALLS_FAILED = "{failed} of {calls} {kind} judge call(s) failed; the first: {error}"
 
 
 @dataclass
@@ -109,15 +128,17 @@ def _ensure_judgments(
     for item, digest in zip(items, hashes, strict=True):
         if digest not in known and digest not in todo:
             todo[digest] = item
-    calls = failed = 0
+    calls = 0
+    errors: list[JudgeError] = []
     pending = list(todo.items())
     progress.planned(kind, len(pending))
     for chunk in _chunks(pending, batch):
         outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged,
                                     explain_below=explain_below)
         calls += len(chunk)
-        done = [(key, o) for key, o in zip(chunk, outcomes, strict=True) if o is not None]
-        failed += len(chunk) - len(done)
+        done = [(key, o) for key, o in zip(chunk, outcomes, strict=True)
+                if isinstance(o, JudgeOutcome)]
+        errors += [o for o in outcomes if isinstance(o, JudgeError)]
         Judgment.objects.bulk_create(
             [
                 Judgment(
@@ -136,9 +157,16 @@ def _ensure_judgments(
             # Another worker may have judged the same input meanwhile: first one wins.
             ignore_conflicts=True,
         )
-    if failed:
+        if any(error.permanent for error in errors):
+            break  # the server refused: the next batches would be refused alike
+    if errors:
         # What succeeded is stored; the run is retried later and judges only the rest.
-        raise JudgeUnavailable(f"{failed} of {calls} {kind} judge call(s) failed")
+        # A refusal (bad API key, unknown model) is the reason to give, where there is one.
+        permanent = [error for error in errors if error.permanent]
+        raise JudgeUnavailable(
+            JUDGE_CALLS_FAILED.format(failed=len(errors), calls=calls, kind=kind,
+                                      error=(permanent or errors)[0]),
+            permanent=bool(permanent))
     known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
     return [known[digest] for digest in hashes], calls
 
@@ -297,7 +325,10 @@ def judgment_edit(
     """Post-edit a judgment's label (DESIGN.md section 5.4), keeping the audit trail.
 
     The edit wins over the LLM label wherever this input occurs (every nugget record or
-    answer sharing it). Callers re-grade and re-score the affected runs.
+    answer sharing it), and the judgment reads `reviewed` from then on. Once the edit
+    commits, every run it affects is queued for grading again (no new judge calls but
+    where the answer step's input changed), and grading the last of them scores the
+    campaign again, so no leaderboard stays older than the edit.
     """
     if not note.strip():
         raise EditRefused("note", NOTE_REQUIRED)
@@ -311,8 +342,18 @@ def judgment_edit(
     judgment.edited_reason = reason
     judgment.edited_by_id = user.pk
     judgment.edited_at = timezone.now()
+    judgment.status = JudgmentStatus.REVIEWED
+    judgment.full_clean()
     judgment.save()
+    _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
     return judgment
+
+
+def _enqueue_grading(run_ids: list[int]) -> list[str]:
+    # The tasks module imports this one; it is imported when first needed.
+    from grading import tasks
+
+    return tasks.enqueue_grading(run_ids)
 
 
 CONFIRM_NOTE = "Confirmed by an organiser: the judge's label stands."
@@ -326,8 +367,8 @@ def judgment_confirm(*, judgment: Judgment, user: AbstractBaseUser) -> Judgment:
 
     It is an edit like any other (a JudgmentEdit with CONFIRM_NOTE, the reason kept), so
     agreement figures count it as the organisers agreeing, and whatever asks whether a
-    doubtful judgment was reviewed sees it edited. Callers re-grade the runs, as after an
-    edit, so the leaderboards are recomputed after it.
+    doubtful judgment was reviewed sees it edited (status `reviewed`). Its runs are
+    graded and scored again, as after any edit, so no leaderboard is older than it.
     """
     # The label confirmed is the one stored now, not the one the caller last saw.
     judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
@@ -360,7 +401,8 @@ def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     )
     return bool(
         Run.objects.filter(claimable, pk=run_id, track__kind=TrackKind.AC, is_current=True)
-        .update(status=RunStatus.GRADING, grading_token=token, grading_heartbeat=now)
+        .update(status=RunStatus.GRADING, grading_token=token, grading_heartbeat=now,
+                failure_reason="")
     )
 
 
@@ -393,11 +435,88 @@ def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[None]:
         thread.join()
 
 
-def run_grading_finish(*, run: Run, failed: bool = False) -> None:
+def run_grading_finish(*, run: Run, failure: str | None = None) -> None:
+    """Record how grading a run ended: GRADED, or FAILED with `failure` as its reason."""
     Run.objects.filter(pk=run.pk, status=RunStatus.GRADING).update(
-        status=RunStatus.FAILED if failed else RunStatus.GRADED, grading_token="",
-        graded_at=timezone.now(),
+        status=RunStatus.GRADED if failure is None else RunStatus.FAILED, grading_token="",
+        graded_at=timezone.now(), failure_reason=failure or "",
     )
+
+
+UNEXPECTED_FAILURE = ("grading stopped on an unexpected error ({error}); the organisers "
+                      "find the details in the grading log")
+SECOND_JUDGE_FAILED = "the second judge ({model}) failed: {error}"
+
+#: Makes the progress watcher of one judge's pass over a run, given its description.
+GradingWatch = Callable[[str], AbstractContextManager[GradingProgress]]
+
+
+def _unwatched(desc: str) -> AbstractContextManager[GradingProgress]:
+    return contextlib.nullcontext(_Unwatched())
+
+
+@dataclass(frozen=True)
+class GradingOutcome:
+    """How grading a claimed run ended (what `run_grading` recorded on it)."""
+
+    run: Run
+    report: GradeReport | None = None  # the official judge's pass; None unless graded
+    failure: JudgeUnavailable | None = None  # why the judge failed; its text is on the run
+    retry: bool = False  # a transient failure left for the caller to retry: still claimed
+    scoring_task: str | None = None  # the last run of a round was graded: scoring queued
+
+
+def run_grading(
+    *, run: Run, token: str, judge: Judge | None = None, may_retry: bool = False,
+    queue_scoring: bool = True, watch: GradingWatch = _unwatched,
+) -> GradingOutcome:
+    """Grade a run claimed with `token` (`run_claim_for_grading`) and record how it ended.
+
+    The official judge (`judge`, else the settings' one) grades the run; the track's
+    second judge, if it has one, then labels it again beside the official labels, for
+    agreement only. A heartbeat keeps the claim alive meanwhile. Then:
+    - graded: the run is GRADED (any earlier failure reason cleared); if no other run
+      of the campaign is still being graded, this was the last of a round and scoring
+      is queued, for fresh leaderboards (unless not `queue_scoring`: the caller scores);
+    - the judge failed (`JudgeUnavailable`): the run is FAILED with the judge's first
+      error as its reason, at once when the server refused (a permanent 4xx: a bad API
+      key, an unknown model); a transient failure with `may_retry` leaves the run claimed
+      and the outcome says `retry` (the caller tries again later with the same token);
+    - anything else: the run is FAILED, its reason naming the error, and it is raised.
+    `watch(desc)` gives the progress watcher of each judge's pass (the command's bars).
+    """
+    try:
+        with run_grading_heartbeat(run=run, token=token):
+            with watch(run.name) as progress:
+                report = run_grade(run=run, judge=judge or official_judge(), progress=progress)
+            second = second_judge(run.track)
+            if second is not None:
+                with watch(f"{run.name} (second judge)") as progress:
+                    try:
+                        run_grade(run=run, judge=second, slot=JudgeSlot.SECOND,
+                                  progress=progress)
+                    except JudgeUnavailable as unavailable:
+                        # Its own server and model: say which judge failed.
+                        raise JudgeUnavailable(SECOND_JUDGE_FAILED.format(
+                            model=second.identity.model, error=unavailable),
+                            permanent=unavailable.permanent) from unavailable
+    except JudgeUnavailable as unavailable:
+        if may_retry and not unavailable.permanent:
+            return GradingOutcome(run=run, failure=unavailable, retry=True)
+        run_grading_finish(run=run, failure=str(unavailable))
+        return GradingOutcome(run=run, failure=unavailable)
+    except Exception as error:
+        run_grading_finish(run=run, failure=UNEXPECTED_FAILURE.format(
+            error=type(error).__name__))
+        raise
+    run_grading_finish(run=run)
+    campaign_id = run.track.campaign_id
+    scoring_task = None
+    if queue_scoring and not Run.objects.filter(
+        track__campaign_id=campaign_id, status=RunStatus.GRADING
+    ).exists():
+        scoring_task = enqueue_scoring(campaign_id)
+    return GradingOutcome(run=run, report=report, scoring_task=scoring_task)
 
 
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:

@@ -12,19 +12,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaign.models import Campaign
-from grading.judge import JudgeUnavailable
-from grading.models import JudgeSlot
-from grading.services import (
-    run_claim_for_grading,
-    run_grade,
-    run_grading_finish,
-    run_grading_heartbeat,
-)
-from grading.setup import judge_named, official_judge, official_model_name, second_judge
+from grading.services import run_claim_for_grading, run_grading
+from grading.setup import judge_named, official_model_name
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
-from scoring.tasks import enqueue_scoring
-from submissions.models import Run, RunStatus
+from submissions.models import Run
 
 logger = logging.getLogger(__name__)
 
@@ -44,29 +36,20 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)
         return None
     run = Run.objects.select_related("track__campaign").get(pk=run_id)
-    try:
-        with run_grading_heartbeat(run=run, token=token):
-            report = run_grade(run=run, judge=official_judge())
-            second = second_judge(run.track)
-            if second is not None:
-                # Stored beside the official labels, for agreement only.
-                run_grade(run=run, judge=second, slot=JudgeSlot.SECOND)
-    except JudgeUnavailable as exc:
-        if self.request.retries < self.max_retries:
-            # The run stays claimed by this task id: the retry takes it again.
-            raise self.retry(exc=exc, countdown=min(600, 30 * 2 ** self.request.retries)) from exc
-        run_grading_finish(run=run, failed=True)
-        raise
-    except Exception:
-        run_grading_finish(run=run, failed=True)
-        raise
-    run_grading_finish(run=run)
-    campaign = run.track.campaign
-    scoring = None
-    if not Run.objects.filter(track__campaign=campaign, status=RunStatus.GRADING).exists():
-        scoring = enqueue_scoring(campaign.pk)  # the last run of a round: fresh leaderboards
+    outcome = run_grading(run=run, token=token,
+                          may_retry=self.request.retries < self.max_retries)
+    if outcome.retry:
+        # The run stays claimed by this task id: the retry takes it again.
+        raise self.retry(exc=outcome.failure,
+                         countdown=min(600, 30 * 2 ** self.request.retries))
+    if outcome.failure is not None:
+        # Recorded on the run; a refusal (permanent) is not retried, it fails at once.
+        logger.error("run %s failed: %s", run_id, outcome.failure)
+        raise outcome.failure
+    report = outcome.report
+    assert report is not None  # graded
     return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
-            "needs_review": report.needs_review, "scoring_task": scoring}
+            "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
 
 
 def enqueue_grading(run_ids: list[int]) -> list[str]:

@@ -55,6 +55,9 @@ class Run(models.Model):
     # Touched after every batch of judgments: a claim without a recent heartbeat belongs
     # to a worker that died, and another task may take the run over.
     grading_heartbeat = models.DateTimeField(null=True, blank=True)
+    # Why grading last failed (the judge's first error), shown to the team and the
+    # organisers; empty unless the run is FAILED.
+    failure_reason = models.TextField(blank=True)
     questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
     records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
 

@@ -26,8 +26,10 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         fields = [
             "id", "name", "team", "track", "kind", "status", "is_current", "description",
             "original_filename", "sha256", "size", "questions", "records", "uploaded_by",
-            "created_at", "replaced_at", "validation_report", "download",
+            "created_at", "replaced_at", "validation_report", "download", "failure_reason",
         ]
+        extra_kwargs = {"failure_reason": {
+            "help_text": "why grading failed (the judge's first error); empty unless failed"}}
 
     def get_download(self, run: Run) -> str | None:
         return f"/api/v1/runs/{run.pk}/file/" if run.file else None

@@ -44,7 +44,9 @@ def _judged(judge: Judge, inputs: Sequence[JudgeInput],
             on_judged: Callable[[], None] | None) -> tuple[list[JudgeOutcome | None], float]:
     started = time.perf_counter()
     outcomes = judge.judge_many(inputs, on_judged=on_judged)
-    return outcomes, time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    # A call that failed outright has no verdict: it counts as a miss.
+    return [o if isinstance(o, JudgeOutcome) else None for o in outcomes], seconds
 
 
 def _cost(outcomes: Sequence[JudgeOutcome | None], seconds: float) -> dict[str, Any]:

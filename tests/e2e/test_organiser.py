@@ -17,6 +17,7 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from frontend import organiser
+from grading import tasks as grading_tasks_module
 from scoring.models import Evaluation
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_participant import sign_in
@@ -31,8 +32,9 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def grading_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the grading tasks the organiser pages queue, in order.
 
-    The live server runs in this process, so the pages call this wrapper around the real
-    `enqueue_grading`; a test then waits on each task's own result instead of polling.
+    The live server runs in this process, so the pages (and the edit service, which
+    queues re-grading itself) call this wrapper around the real `enqueue_grading`; a test
+    then waits on each task's own result instead of polling.
     """
     task_ids: list[str] = []
     enqueue = organiser.enqueue_grading
@@ -43,6 +45,7 @@ def grading_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return queued
 
     monkeypatch.setattr(organiser, "enqueue_grading", observed)
+    monkeypatch.setattr(grading_tasks_module, "enqueue_grading", observed)
     return task_ids
 
 

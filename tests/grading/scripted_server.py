@@ -5,7 +5,8 @@ nuggets are entailed, which answers are correct and which nuggets are relevant t
 as a human would write a marked run. It tells the judge's subtasks (grading/llm/
 subtasks.py) apart by their reply schema's name, answers with token logprobs carrying
 the scripted probability of its verdict, and writes "scripted" when asked for a reason.
-Faults (timeouts, 500s, 429s, malformed JSON) can be scripted per input.
+Faults (timeouts, 500s, 429s, malformed JSON, and the refusals of a misconfigured
+judge: 401 for a bad API key, 404 for an unknown model) can be scripted per input.
 
 Nothing here waits on the clock: a request that must wait (a scripted timeout, a held
 answer) waits on a condition that a test or the server's teardown fulfils, so the
@@ -23,7 +24,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Fault = str  # "timeout", "500", "429", "garbage"
+Fault = str  # "timeout", "500", "429", "garbage", "401", "404"
+
+#: What OpenAI-compatible servers say when they refuse a request (vLLM and OpenAI alike).
+BAD_API_KEY = "Incorrect API key provided: sk-wr***ng."
+UNKNOWN_MODEL = "The model `{model}` does not exist."
 
 #: The judge's probability for a verdict where a test scripts none: above any threshold.
 SURE = 0.99
@@ -124,6 +129,13 @@ class ScriptedJudge:
             return 500, {"error": {"message": "scripted failure"}}, ""
         if fault == "429":
             return 429, {"error": {"message": "slow down"}}, ""
+        if fault == "401":
+            return 401, {"error": {"message": BAD_API_KEY, "type": "invalid_request_error",
+                                   "code": "invalid_api_key"}}, ""
+        if fault == "404":
+            message = UNKNOWN_MODEL.format(model=body.get("model"))
+            return 404, {"error": {"message": message, "type": "NotFoundError",
+                                   "code": "model_not_found"}}, ""
         text = "this is not JSON {" if fault == "garbage" else json.dumps(content)
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": text}}

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from grading.judge import OpenAIJudge
-from grading.models import Judgment, JudgmentEdit
+from grading.models import Judgment, JudgmentEdit, JudgmentStatus
 from grading.selectors import marked_run
 from grading.services import campaign_grading_queue, run_grade
 from submissions.models import Run
+from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
@@ -120,6 +121,34 @@ class TestPostEditing:
         assert marks(graded)["D002#1"] == "R"
         assert {b.marked.qid: b.correct for b in marked_run(run=graded)}["D002"] is True
         assert JudgmentEdit.objects.get().new_label == {"correct": True, "relevant": [1]}
+
+    def test_an_edited_judgment_that_needed_review_no_longer_reads_needs_review(
+        self, personas: Personas, toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge,
+    ) -> None:
+        script.faults[ESA_LAUNCH] = ["garbage", "garbage"]  # never parses: needs review
+        run_grade(run=toy_ac_run, judge=judge)
+        unlabelled = judgment_of("entailment", text=ESA_LAUNCH)
+        client = personas.client("organiser")
+        url = f"/api/v1/judgments/{unlabelled.pk}/"
+        assert client.get(url).json()["status"] == JudgmentStatus.NEEDS_REVIEW
+
+        response = client.patch(url, {"entailed": False, "note": "the ESA did not launch it"},
+                                format="json")
+
+        assert response.status_code == 200, response.json()
+        assert response.json()["status"] == JudgmentStatus.REVIEWED == "reviewed"
+        assert client.get(url).json()["status"] == "reviewed"
+        unlabelled.refresh_from_db()
+        assert unlabelled.status == JudgmentStatus.REVIEWED
+
+    def test_a_confirmed_judgment_reads_reviewed(self, personas: Personas, graded: Run) -> None:
+        judgment = judgment_of("entailment", text=MARS_DIAMETER)
+        assert judgment.status == JudgmentStatus.DONE
+        client = personas.client("organiser")
+
+        response = client.post(f"/api/v1/judgments/{judgment.pk}/confirm/")
+
+        assert response.status_code == 200 and response.json()["status"] == "reviewed"
 
     @pytest.mark.parametrize(
         ("kind", "text", "payload", "field", "message"),

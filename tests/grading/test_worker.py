@@ -10,14 +10,22 @@ from typing import Any
 import pytest
 from celery.result import AsyncResult
 from django.utils import timezone
+from django.utils.html import escape
 
 from grading.models import AnswerEvaluation, Judgment, NuggetEntailment
 from grading.selectors import marked_run
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import judge_from_marked_example
-from tests.grading.scripted_server import ScriptedServer
-from tests.support import Personas, Upload, example, share_pr_runs, start_worker
+from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer
+from tests.support import (
+    Personas,
+    Upload,
+    example,
+    share_pr_runs,
+    signed_in,
+    start_worker,
+)
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -87,3 +95,35 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
     assert all(script.calls[n] == 1 for n in script.entailed)  # no nugget judged twice
     marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
     assert marks == "RRBNBRRN"
+
+
+@pytest.mark.parametrize("fault", ["401", "404"], ids=["bad API key", "unknown model"])
+def test_a_worker_fails_a_run_the_judge_refuses_at_once_and_says_why(
+    personas: Personas, upload: Upload, celery_worker: subprocess.Popen[bytes],
+    session_judge: ScriptedServer, fault: str,
+) -> None:
+    script = session_judge.judge
+    script.__dict__.update(judge_from_marked_example().__dict__)
+    # One refusal per nugget: a retry, by the client or by the task, would be answered
+    # and grade the run.
+    script.faults.update({nugget: [fault] for nugget in script.entailed})
+    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
+    share_pr_runs(personas)
+    run_id = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1")).json()["id"]
+
+    response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
+    task: AsyncResult[Any] = AsyncResult(response.json()["tasks"][0])
+    task.get(timeout=120, propagate=False)
+
+    assert task.state == "FAILURE"
+    assert len(script.entailed) == 8 and all(script.calls[n] == 1 for n in script.entailed)
+    assert sum(script.calls.values()) == 8  # no answer was asked about
+    run = Run.objects.get(pk=run_id)
+    assert run.status == RunStatus.FAILED
+    message = BAD_API_KEY if fault == "401" else UNKNOWN_MODEL.format(model="scripted-judge")
+    assert f"(HTTP {fault}): " in run.failure_reason and message in run.failure_reason
+    body = personas.client("participant_a").get(f"/api/v1/runs/{run_id}/").json()
+    assert (body["status"], body["failure_reason"]) == ("failed", run.failure_reason)
+    page = signed_in(personas, "participant_a").get(f"/runs/{run_id}/").content.decode()
+    assert escape(run.failure_reason) in page

@@ -27,7 +27,11 @@
           var bar = row.querySelector("progress");
           bar.max = run.total; bar.value = run.done; bar.textContent = run.done + "/" + run.total;
           row.querySelector(".count").textContent = run.done + "/" + run.total;
-          row.querySelector(".run-status").textContent = run.status;
+          var status = row.querySelector(".run-status .status");
+          status.textContent = run.status;
+          status.className = "status status-" + run.status;
+          row.querySelector(".run-status .failure-reason").textContent =
+            run.failure_reason ? ": " + run.failure_reason : "";
           if (run.status === "grading") { busy = true; }
         });
         window.setTimeout(refresh, busy ? 2000 : 10000);

@@ -1,7 +1,10 @@
 """`python manage.py grade SLUG`: grade every pending AC run in-process and wait.
 
-The same service as the Celery task (claim, grade, finish), run here one run after
-another with the judge of the settings (vLLM, or the embedded llama.cpp judge).
+The same service as the Celery task (`grading.services.run_grading`: claim, grade with
+the official and second judges, record the outcome), run here one run after another
+with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
+A run whose judge failed is left FAILED with the reason printed; the command then exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -14,20 +17,18 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import RunBar, StepBar
-from grading.judge import Judge, JudgeUnavailable
-from grading.models import JudgeSlot
 from grading.services import (
-    GradeReport,
     campaign_grading_queue,
     run_claim_for_grading,
-    run_grade,
+    run_grading,
     run_grading_finish,
-    run_grading_heartbeat,
 )
-from grading.setup import official_judge, official_model_name, second_judge
+from grading.setup import official_judge, official_model_name
 from grading.validation.services import grading_refusal
 from scoring.services import campaign_score
 from submissions.models import Run
+
+INTERRUPTED = "grading was interrupted (the grade command stopped)"
 
 
 class Command(BaseCommand):
@@ -59,20 +60,17 @@ class Command(BaseCommand):
             run = Run.objects.select_related("track__campaign").get(pk=run_id)
             started = time.perf_counter()
             try:
-                with run_grading_heartbeat(run=run, token=token):
-                    report = _graded(run, judge, run.name)
-                    second = second_judge(run.track)
-                    if second is not None:
-                        _graded(run, second, f"{run.name} (second judge)", JudgeSlot.SECOND)
-            except JudgeUnavailable as exc:
-                run_grading_finish(run=run, failed=True)
-                self.stderr.write(f"{run.name}: judge unavailable ({exc}); run marked failed")
+                # Scored below, in this process, once every run is done.
+                outcome = run_grading(run=run, token=token, judge=judge, queue_scoring=False,
+                                      watch=RunBar)
+            except KeyboardInterrupt:
+                run_grading_finish(run=run, failure=INTERRUPTED)  # not left claimed
+                raise
+            report = outcome.report
+            if report is None:
+                self.stderr.write(f"{run.name}: run marked failed: {outcome.failure}")
                 failed += 1
                 continue
-            except BaseException:
-                run_grading_finish(run=run, failed=True)
-                raise
-            run_grading_finish(run=run)
             seconds = time.perf_counter() - started
             calls = report.entailment_calls + report.answer_calls
             self.stdout.write(
@@ -85,8 +83,3 @@ class Command(BaseCommand):
         self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
         if failed:
             raise CommandError(f"{failed} run(s) could not be graded")
-
-
-def _graded(run: Run, judge: Judge, desc: str, slot: str = JudgeSlot.OFFICIAL) -> GradeReport:
-    with RunBar(desc) as bar:
-        return run_grade(run=run, judge=judge, slot=slot, progress=bar)

@@ -1,0 +1,144 @@
+"""One grading path (`run_grading`) for the task and the command: the second judge and
+"score now" are decided there; and one edit path (`judgment_edit`) that queues its runs
+for re-grading itself, whoever calls it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from campaign.models import Track
+from grading.judge import OpenAIJudge
+from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
+from grading.services import (
+    judgment_confirm,
+    judgment_edit,
+    run_claim_for_grading,
+    run_grade,
+    run_grading,
+)
+from submissions.models import Run, RunStatus
+from tests.grading.fixtures import ESA_LAUNCH, judge_from_marked_example, judgment_of
+from tests.grading.scripted_server import ScriptedServer
+from tests.support import Personas, Upload, example
+
+pytestmark = pytest.mark.django_db
+
+Capture = Callable[..., Any]
+
+
+def claimed(run: Run, token: str = "task-1") -> Run:
+    assert run_claim_for_grading(run_id=run.pk, token=token)
+    return Run.objects.select_related("track__campaign").get(pk=run.pk)
+
+
+def test_a_graded_run_that_ends_the_round_queues_scoring(
+    toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+
+    assert outcome.report is not None and outcome.failure is None
+    assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (8, 3)
+    assert outcome.scoring_task is not None and len(queued) == 1
+    toy_ac_run.refresh_from_db()
+    assert (toy_ac_run.status, toy_ac_run.grading_token) == (RunStatus.GRADED, "")
+
+
+def test_no_scoring_while_another_run_of_the_campaign_is_being_graded(
+    personas: Personas, toy_ac_run: Run, upload: Upload, judge: OpenAIJudge,
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    other = upload("participant_b", "KYOTO-AC-1", example("WASEDA-AC-1"), track="ac")
+    assert other.status_code == 201, other.json()
+    claimed(Run.objects.get(pk=other.json()["id"]), token="task-2")
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+
+    assert outcome.report is not None and outcome.scoring_task is None and queued == []
+
+
+def test_the_command_s_path_leaves_scoring_to_the_command(
+    toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge,
+                              queue_scoring=False)
+    assert outcome.report is not None and outcome.scoring_task is None and queued == []
+
+
+def test_the_tracks_second_judge_labels_the_run_beside_the_official_one(
+    toy_ac_run: Run, judge: OpenAIJudge
+) -> None:
+    second = judge_from_marked_example()
+    with ScriptedServer(second) as server:
+        Track.objects.filter(pk=toy_ac_run.track_id).update(
+            second_judge_base_url=server.base_url, second_judge_model="second-judge")
+        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+
+    assert outcome.report is not None
+    # Every nugget and answer has a label from each judge.
+    nuggets = NuggetEntailment.objects.filter(nugget__run=toy_ac_run)
+    answers = AnswerEvaluation.objects.filter(answer__run=toy_ac_run)
+    for links, records in ((nuggets, 8), (answers, 3)):
+        slots = sorted(links.values_list("slot", flat=True))
+        assert slots == [JudgeSlot.OFFICIAL] * records + [JudgeSlot.SECOND] * records
+    assert second.calls  # asked by the second judge's own client
+
+
+def test_a_second_judge_that_refuses_fails_the_run_and_is_named(
+    toy_ac_run: Run, judge: OpenAIJudge
+) -> None:
+    second = judge_from_marked_example()
+    second.faults.update({nugget: ["401"] for nugget in second.entailed})
+    with ScriptedServer(second) as server:
+        Track.objects.filter(pk=toy_ac_run.track_id).update(
+            second_judge_base_url=server.base_url, second_judge_model="second-judge")
+        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge,
+                              may_retry=True)
+
+    assert outcome.failure is not None and outcome.failure.permanent and not outcome.retry
+    toy_ac_run.refresh_from_db()
+    assert toy_ac_run.status == RunStatus.FAILED
+    assert toy_ac_run.failure_reason.startswith("the second judge (second-judge) failed: 8 of 8")
+    assert "(HTTP 401)" in toy_ac_run.failure_reason
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The grading tasks sent to the broker (their arguments), instead of sending them."""
+    calls: list[tuple[int, ...]] = []
+    monkeypatch.setattr("grading.tasks.grade_run.apply_async",
+                        lambda args, task_id: calls.append(tuple(args)))
+    return calls
+
+
+def test_an_edit_queues_its_runs_for_grading_once_it_commits(
+    personas: Personas, toy_ac_run: Run, judge: OpenAIJudge,
+    django_capture_on_commit_callbacks: Capture, sent: list[tuple[int, ...]],
+) -> None:
+    run_grade(run=toy_ac_run, judge=judge)
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        judgment_edit(judgment=judgment_of(ESA_LAUNCH), user=personas.organiser,
+                      changes={"entailed": True}, reason="", note="another source says so")
+    assert sent == []  # nothing before the commit
+    for callback in queued:
+        callback()
+
+    assert sent == [(toy_ac_run.pk,)]
+
+
+def test_a_confirmation_queues_them_too(
+    personas: Personas, toy_ac_run: Run, judge: OpenAIJudge,
+    django_capture_on_commit_callbacks: Capture, sent: list[tuple[int, ...]],
+) -> None:
+    run_grade(run=toy_ac_run, judge=judge)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        judgment_confirm(judgment=judgment_of(ESA_LAUNCH), user=personas.organiser)
+
+    assert sent == [(toy_ac_run.pk,)]
