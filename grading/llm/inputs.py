@@ -18,7 +18,6 @@ from typing import Generic, Literal, TypeVar
 from grading.llm.parsing import (
     AnswerLabel,
     EntailmentLabel,
-    VerdictLabel,
     parse_answer,
     parse_entailment,
 )
@@ -33,7 +32,9 @@ from grading.llm.prompts import (
 from grading.llm.schemas import JsonObject, answer_response_format, entailment_response_format
 
 JudgmentKind = str  # "entailment", "answer", or a v2 subtask (subtasks.py)
-Label = TypeVar("Label", EntailmentLabel, AnswerLabel, VerdictLabel)
+# Any parsed reply: the R2C2 labels, and the RUBRIC ones of grading/llm/rubric.py (a
+# self-rated grade, a drafted test bank), which import this module.
+Label = TypeVar("Label")
 #: The one boolean a v2 subtask replies with (its verdict comes first, and alone).
 VerdictField = Literal["entailed", "correct", "relevant"]
 

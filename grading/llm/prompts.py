@@ -125,3 +125,137 @@ def answer_messages(
         {"role": "system", "content": ANSWER_INSTRUCTIONS[answer_check]},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+# --- RUBRIC / EXAM++ autograding (DESIGN.md section 10) ---------------------------
+#
+# Three more prompts, each versioned like the R2C2 ones: the self-rating of a passage on
+# a test-bank item, the generation of a query's test bank, and the `llm` check of an
+# extracted answer against an answer key. The grading scale is that of Farzi & Dietz,
+# "Pencils Down!", ICTIR 2024, Table 2 (0 = no answer .. 5 = a complete, accurate one),
+# said in our own words, once for exam questions and once for nuggets.
+
+RUBRIC_PROMPT_VERSION = "rubric-v1"
+TESTBANK_PROMPT_VERSION = "testbank-v1"
+ANSWER_KEY_PROMPT_VERSION = "answer-key-v1"
+
+UNKNOWN_PROMPT_TARGET = "a test bank holds {choices}, found {found!r}"
+BAD_ITEM_COUNT = "the number of test-bank items to ask for must be 1..{most}, got {n!r}"
+KEY_ANSWERS_REQUIRED = "an answer-key check needs at least one key answer"
+
+#: The most items one generation request may ask for (the grammar lists them all).
+MAX_GENERATED_ITEMS = 30
+
+
+class PromptTarget(StrEnum):
+    """What a test bank holds: exam questions or nuggets (the workbench's `prompt_target`)."""
+
+    QUESTIONS = "questions"
+    NUGGETS = "nuggets"
+
+
+class RubricAnswerCheck(StrEnum):
+    """How a ranking/response track verifies an extracted answer (its `answer_check`).
+
+    Defined here beside `AnswerCheck` for the same reason: the campaign's tracks and the
+    grading both need it, and this pure package imports no app.
+    """
+
+    NONE = "none"  # the self-rated grade alone
+    KEY = "key"  # normalised edit distance to the item's answer key (EXAM++)
+    LLM = "llm"  # the judge compares the answer with the key (ANSWER_KEY_INSTRUCTIONS)
+
+
+RUBRIC_INSTRUCTIONS: dict[PromptTarget, str] = {
+    PromptTarget.QUESTIONS: """\
+You grade how well a PASSAGE answers an exam QUESTION, using only what the passage says.
+Grade on this scale:
+5: the passage answers the question completely and correctly.
+4: it answers the question, with small gaps or small mistakes.
+3: it answers part of the question; clear gaps or mistakes remain.
+2: it touches on the question, but most of the answer is missing or wrong.
+1: it is barely related to the question.
+0: it does not answer the question at all.
+Reply in JSON with "grade" (an integer from 0 to 5) and "answer": the answer the \
+passage gives, in a few words, or "unanswerable" if it gives none.""",
+    PromptTarget.NUGGETS: """\
+You grade how well a PASSAGE states a NUGGET (a key fact), using only what the passage says.
+Grade on this scale:
+5: the passage states the nugget completely and correctly.
+4: it states the nugget, with small gaps or small mistakes.
+3: it states part of the nugget; clear gaps or mistakes remain.
+2: it touches on the nugget, but most of it is missing or wrong.
+1: it is barely related to the nugget.
+0: it does not state the nugget at all.
+Reply in JSON with "grade" (an integer from 0 to 5) and "answer": the words of the \
+passage that state the nugget, or "not mentioned" if it does not.""",
+}
+
+TESTBANK_INSTRUCTIONS: dict[PromptTarget, str] = {
+    PromptTarget.QUESTIONS: """\
+You write an exam for a search QUERY. Think of what a complete answer to the query must \
+contain, and break it into {n} short questions, each asking for one fact or aspect that a \
+single passage could answer. No two questions may ask the same thing.
+For each question, give in "answers" up to three short correct answers if you are sure \
+of them, else an empty list.
+Reply in JSON: "items", a list of objects with "text" (the question) and "answers".""",
+    PromptTarget.NUGGETS: """\
+You list the key facts for a search QUERY. Think of what a complete answer to the query \
+must contain, and break it into {n} nuggets: short statements of one fact each that a \
+single passage could state. No two nuggets may say the same thing.
+Reply in JSON: "items", a list of objects with "text" (the nugget).""",
+}
+
+ANSWER_KEY_INSTRUCTIONS = """\
+You check an ANSWER to an exam QUESTION against the ANSWER KEY. Reply true if the \
+ANSWER gives one of the key's answers: other words or another name for the same thing \
+are fine. Reply false if it gives something else, hedges between candidates, or gives \
+no answer."""
+
+
+def rubric_messages(*, passage: str, item: str, target: PromptTarget | str) -> list[ChatMessage]:
+    """Self-rating of `passage` on one test-bank `item` (rubric-v1).
+
+    The passage comes first in the user message: grading asks about every item of a
+    query for each passage, so consecutive calls share the passage as a cached prefix.
+    """
+    chosen = _target(target)
+    label = "QUESTION" if chosen is PromptTarget.QUESTIONS else "NUGGET"
+    return [
+        {"role": "system", "content": RUBRIC_INSTRUCTIONS[chosen]},
+        {"role": "user", "content": f"PASSAGE:\n{passage.strip()}\n\n{label}:\n{item.strip()}"},
+    ]
+
+
+def bank_items_messages(*, query: str, target: PromptTarget | str, n: int) -> list[ChatMessage]:
+    """Generation of `n` test-bank items for a query text (testbank-v1)."""
+    chosen = _target(target)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_GENERATED_ITEMS:
+        raise ValueError(BAD_ITEM_COUNT.format(most=MAX_GENERATED_ITEMS, n=n))
+    return [
+        {"role": "system", "content": TESTBANK_INSTRUCTIONS[chosen].format(n=n)},
+        {"role": "user", "content": f"QUERY:\n{query.strip()}"},
+    ]
+
+
+def answer_key_messages(*, question: str, answer: str,
+                        key_answers: Sequence[str]) -> list[ChatMessage]:
+    """The `llm` answer check: does an extracted answer give one of the key's answers?
+    (answer-key-v1; the reply is a bare true/false, like the v2 subtasks)"""
+    key = [text.strip() for text in key_answers if text.strip()]
+    if not key:
+        raise ValueError(KEY_ANSWERS_REQUIRED)
+    listed = "\n".join(f"- {text}" for text in key)
+    return [
+        {"role": "system", "content": ANSWER_KEY_INSTRUCTIONS},
+        {"role": "user", "content": f"QUESTION:\n{question.strip()}\n\nANSWER KEY:\n{listed}"
+                                    f"\n\nANSWER:\n{answer.strip()}"},
+    ]
+
+
+def _target(target: PromptTarget | str) -> PromptTarget:
+    try:
+        return PromptTarget(target)
+    except ValueError:
+        choices = " or ".join(repr(str(t)) for t in PromptTarget)
+        raise ValueError(UNKNOWN_PROMPT_TARGET.format(choices=choices, found=target)) from None

@@ -85,3 +85,67 @@ def entailment_response_format() -> JsonObject:
 def answer_response_format(nugget_nums: Collection[int]) -> JsonObject:
     """`response_format` for answer evaluation over the nuggets `nugget_nums`."""
     return response_format(ANSWER_SCHEMA_NAME, answer_schema(nugget_nums))
+
+
+# --- RUBRIC / EXAM++ autograding (DESIGN.md section 10) ---------------------------
+
+RUBRIC_SCHEMA_NAME = "rubric_grade"
+TESTBANK_SCHEMA_NAME = "rubric_testbank"
+ANSWER_KEY_SCHEMA_NAME = "rubric_answer_key"
+
+#: The self-rating scale of "Pencils Down!" (Farzi & Dietz, ICTIR 2024), Table 2.
+RUBRIC_GRADES = (0, 1, 2, 3, 4, 5)
+ANSWER_MAX_LENGTH = 300  # an extracted answer or mention: a few words, kept for review
+ITEM_MAX_LENGTH = 300  # a generated question or nugget
+MAX_KEY_ANSWERS = 3  # answers the generator may give per question
+
+# The grade first, then the answer, as DESIGN.md section 10 writes the object.
+RUBRIC_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {
+        "grade": {"type": "integer", "enum": list(RUBRIC_GRADES)},
+        "answer": {"type": "string", "maxLength": ANSWER_MAX_LENGTH},
+    },
+    "required": ["grade", "answer"],
+    "additionalProperties": False,
+}
+
+
+def bank_items_schema(*, n: int, with_answers: bool) -> JsonObject:
+    """A generated test bank: `{"items": [{"text": ..., "answers": [...]}, ...]}`, 1..n
+    items; `answers` (an answer key, up to MAX_KEY_ANSWERS) only for exam questions."""
+    item: JsonObject = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "maxLength": ITEM_MAX_LENGTH}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    if with_answers:
+        item["properties"]["answers"] = {
+            "type": "array",
+            "items": {"type": "string", "maxLength": ANSWER_MAX_LENGTH},
+            "maxItems": MAX_KEY_ANSWERS,
+        }
+        item["required"] = ["text", "answers"]
+    return {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": item, "minItems": 1, "maxItems": n}},
+        "required": ["items"],
+        "additionalProperties": False,
+    }
+
+
+def rubric_response_format() -> JsonObject:
+    """`response_format` for the self-rating of a passage on one test-bank item."""
+    return response_format(RUBRIC_SCHEMA_NAME, copy.deepcopy(RUBRIC_SCHEMA))
+
+
+def bank_items_response_format(*, n: int, with_answers: bool) -> JsonObject:
+    """`response_format` for the generation of up to `n` test-bank items."""
+    return response_format(TESTBANK_SCHEMA_NAME, bank_items_schema(n=n, with_answers=with_answers))
+
+
+def answer_key_response_format() -> JsonObject:
+    """`response_format` for the `llm` answer check: a bare true/false, as the v2
+    subtasks reply, so the judge's probability can be read off its one token."""
+    return response_format(ANSWER_KEY_SCHEMA_NAME, {"type": "boolean"})

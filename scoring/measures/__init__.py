@@ -8,7 +8,8 @@ the run files define (`PassageKey`, the nugget marks B/R/N), re-exported here.
 - `ranking`: nDCG@k through pytrec_eval; Q-measure, nERR@k, MSnDCG@k in numpy
 - `stats`, `hsd`: CIs, paired t-test, randomised Tukey HSD, two-way ANOVA, topic set
   size design, Kendall's tau, Spearman's rho, Cohen's kappa
-- `rubric`: RUBRIC / EXAM++ labels, Rubric-Qrels and Rubric-Cover@k
+- `rubric`: RUBRIC / EXAM++ labels, Rubric-Qrels and the trec_eval measures on them,
+  Rubric-Cover@k, n-EXAM, and the meta-evaluation against manual judgments
 """
 
 from __future__ import annotations
@@ -18,21 +19,41 @@ from .common import QuestionScores
 from .hsd import PairwiseComparison, TukeyHsdResult, randomised_tukey_hsd
 from .qrels import MarkedNugget, PassageKey, derive_pr_qrels, pr_qrels_lines
 from .ranking import PrRunScores, score_pr_run, trec_ndcg_cut
+from .rubric import (
+    LabelRule,
+    RubricRunScores,
+    grade_judgment_table,
+    leaderboard_agreement,
+    pooled_cover,
+    qrels_kappa,
+    rubric_qrels,
+    rubric_qrels_lines,
+    score_rubric_run,
+)
 
 __all__ = [
     "AcQuestionScore",
     "AcRunScores",
     "JudgedAnswer",
+    "LabelRule",
     "MarkedNugget",
     "PairwiseComparison",
     "PassageKey",
     "PrRunScores",
     "QuestionScores",
+    "RubricRunScores",
     "TukeyHsdResult",
     "derive_pr_qrels",
+    "grade_judgment_table",
+    "leaderboard_agreement",
+    "pooled_cover",
     "pr_qrels_lines",
+    "qrels_kappa",
     "randomised_tukey_hsd",
+    "rubric_qrels",
+    "rubric_qrels_lines",
     "score_ac_run",
     "score_pr_run",
+    "score_rubric_run",
     "trec_ndcg_cut",
 ]

@@ -10,6 +10,9 @@ those return).
 `compute` takes keyword arguments and returns per-question values and their mean:
 for a PR measure `compute(qrels=..., rankings=...)`, for an AC measure
 `compute(qids=..., answers=...)` (the campaign's question ids and the judged answers).
+
+The RUBRIC track kinds, `ranking` (TREC runs) and `response` (generated responses),
+have the same columns (DESIGN.md section 10), computed together by `score_rubric_run`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 from .common import QuestionScores
 
-Kind = Literal["ac", "pr"]
+Kind = Literal["ac", "pr", "ranking", "response"]
 #: How a value is shown: a number (4 decimals on pages), a verdict (correct or not), a
 #: percentage (a confidence 0..1 shown 0..100).
 Format = Literal["number", "verdict", "percent"]
@@ -51,6 +54,29 @@ def _pr(key: str, label: str, description: str, **options: Any) -> Measure:
     return Measure(key, "pr", label, description, per_question=True, **options)
 
 
+def _rubric(kind: Kind) -> list[Measure]:
+    """The leaderboard of a ranking or response track: the keys of DESIGN.md section 10."""
+    return [
+        Measure("rubric_cover@10", kind, "Rubric-Cover@10",
+                "share of the query's test-bank items graded at least min_grade in the "
+                "top k passages (k = the track's cover_k, 10 by default; a response: all "
+                "its segments)", per_question=True, interval=True),
+        Measure("n_exam", kind, "n-EXAM",
+                "Rubric-Cover over the items that some run of the track covers",
+                per_question=True),
+        Measure("ndcg@10", kind, "nDCG@10",
+                "trec_eval's ndcg_cut.10 on Rubric-Qrels, the labels as gains",
+                per_question=True),
+        Measure("map", kind, "MAP", "trec_eval's map on Rubric-Qrels at level min_grade",
+                per_question=True),
+        Measure("recip_rank", kind, "MRR",
+                "trec_eval's recip_rank on Rubric-Qrels at level min_grade",
+                per_question=True),
+        Measure("p@10", kind, "P@10", "trec_eval's P_10 on Rubric-Qrels at level min_grade",
+                per_question=True),
+    ]
+
+
 CATALOGUE: list[Measure] = [
     Measure("accuracy", "ac", "Accuracy",
             "share of the campaign's questions answered correctly"),
@@ -79,16 +105,25 @@ CATALOGUE: list[Measure] = [
     _pr("nerr@20", "nERR@20", "NTCIREVAL's normalised ERR at 20"),
     _pr("ms_ndcg@10", "MSnDCG@10", "NTCIREVAL's nDCG@10 (Microsoft version)"),
     _pr("ms_ndcg@20", "MSnDCG@20", "NTCIREVAL's nDCG@20 (Microsoft version)"),
+    *_rubric("ranking"),
+    *_rubric("response"),
 ]
 
 #: The column a leaderboard is ranked by.
-RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10"}
+#: A RUBRIC track by Rubric-Cover, its leaderboard's first column (DESIGN.md section 10).
+RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10", "ranking": "rubric_cover@10",
+                            "response": "rubric_cover@10"}
 #: The measure of the topic-by-run matrix that CIs, Tukey HSD and ANOVA are computed on.
-STATISTICS_ON: dict[str, str] = {"ac": "nugget_precision", "pr": "ndcg@10"}
+STATISTICS_ON: dict[str, str] = {"ac": "nugget_precision", "pr": "ndcg@10",
+                                  "ranking": "rubric_cover@10",
+                                  "response": "rubric_cover@10"}
 HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
 HSD_SEED = 20260401  # fixed: re-scoring the same judgments gives the same p-values
 #: The questions a track's means are taken over (said on the pages).
-MEAN_OVER: dict[str, str] = {"ac": "all questions", "pr": "questions with a relevant passage"}
+_RUBRIC_MEAN_OVER = ("queries with test-bank items (n-EXAM: with an item some run covers; "
+                     "Rubric-Qrels measures: with a relevant passage)")
+MEAN_OVER: dict[str, str] = {"ac": "all questions", "pr": "questions with a relevant passage",
+                             "ranking": _RUBRIC_MEAN_OVER, "response": _RUBRIC_MEAN_OVER}
 
 
 def measures_of(kind: str, *, leaderboard: bool = True) -> list[Measure]:

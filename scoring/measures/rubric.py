@@ -1,51 +1,75 @@
-"""RUBRIC / EXAM++ autograding measures.
+"""RUBRIC / EXAM++ autograding measures (DESIGN.md section 10).
 
 Each query has a test bank of items (exam questions or nuggets); an LLM self-rates how
 well a passage answers each item on a 0..5 scale. From those grades:
-- a relevance label per passage: the highest grade over the items ("max"), or the
-  number of items graded at least t ("count");
-- Rubric-Qrels: those labels as a trec_eval qrels file;
-- Rubric-Cover@k: the fraction of the query's items that some passage in the top k
-  grades at least t.
+- a relevance label per passage: the highest grade over the items (`label: max`), or
+  the number of items graded at least `min_grade` (`label: count`);
+- Rubric-Qrels: those labels as a trec_eval qrels file, on which runs are scored with
+  pytrec_eval (nDCG@10 with graded gains; MAP, MRR and P@10 at relevance level
+  `min_grade`, trec_eval's `-l`);
+- Rubric-Cover@k: the share of the query's items that some passage in the run's top k
+  grades at least `min_grade`; n-EXAM: the same share of the items that some run of the
+  pool covers;
+- meta-evaluation against manual judgments: Kendall's tau-b and Spearman's rho between
+  leaderboards, Cohen's kappa between binarised labels, the grade x judgment table.
 
 Sources: Farzi & Dietz, "Pencils Down! Automatic Rubric-based Evaluation of
-Retrieve/Generate Systems", ICTIR 2024, section 3 (grading, Rubric-Qrels, Rubric-Cover);
-Dietz, "A Workbench for Autograding Retrieve/Generate Systems", SIGIR 2024, section 3;
-Farzi & Dietz, "EXAM++: LLM-based Answerability Metrics for IR Evaluation", LLM4Eval
-2024. The threshold t defaults to 4, as in the workbench's Autograde-Cover setting
-(an item counts as answered when a passage's self-rating is >= 4).
+Retrieve/Generate Systems", ICTIR 2024, section 3 (grading scale, Table 2; Rubric-Qrels;
+Rubric-Cover) and Table 5 (grade x judgment); Dietz, "A Workbench for Autograding
+Retrieve/Generate Systems", SIGIR 2024, section 3; Sander & Dietz, "EXAM: How to
+Evaluate Retrieve-and-Generate Systems for Users Who Do Not (Yet) Know What They Want",
+DESIRES 2021 (the EXAM cover and its pool-normalised n-EXAM); Farzi & Dietz, "EXAM++:
+LLM-based Answerability Metrics for IR Evaluation", LLM4Eval 2024. The threshold
+defaults to 4, as in the workbench's cover setting (an item counts as answered when a
+passage's self-rating is >= 4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from .common import QuestionScores, check_cutoff, check_unique_documents
+import pytrec_eval
+
+from .common import Qrels, QuestionScores, Rankings, check_cutoff, check_unique_documents
+from .ranking import trec_ndcg_cut
+from .stats import cohen_kappa, kendall_tau, spearman_rho
 
 MAX_GRADE = 5
 DEFAULT_MIN_GRADE = 4
+DEFAULT_COVER_K = 10
 
 BAD_GRADE = "a self-rated grade must be an integer 0..5, got {grade!r}"
 BAD_MIN_GRADE = "the grade threshold must be an integer 1..5, got {grade!r}"
+BAD_LEVEL = "a relevance level must be a positive integer, got {level!r}"
 NO_ITEMS = "the Rubric-Cover of a query without test-bank items is undefined"
 UNKNOWN_ITEM = "passage {passage} is graded on {item!r}, which is not in the test bank"
+NOT_IN_POOL = (
+    "query {qid}: the run covers {items}, which the pool does not; pool every run of the "
+    "track, this one included"
+)
+NO_COMMON_RUNS = "the leaderboards share {n} runs; at least two are needed to correlate them"
+NO_COMMON_PASSAGES = "no passage is judged both by the Rubric grades and by the manual qrels"
 
 # passage id -> test-bank item id -> self-rated grade 0..5 (one query)
 ItemGrades = Mapping[str, Mapping[str, int]]
+# qid -> passage id -> item id -> grade
+Grades = Mapping[str, ItemGrades]
 
 
 class LabelRule(StrEnum):
-    """How a passage's item grades become one relevance label."""
+    """How a passage's item grades become one relevance label (a track's `label`)."""
 
     MAX = "max"  # highest grade over the items, 0..5
-    COUNT = "count"  # number of items graded >= t
+    COUNT = "count"  # number of items graded >= min_grade
 
 
 def rubric_label(
     item_grades: Mapping[str, int],
     *,
-    rule: LabelRule | str = LabelRule.MAX,
+    label: LabelRule | str = LabelRule.MAX,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> int:
     """A passage's relevance label from its grades on the query's items.
@@ -53,7 +77,7 @@ def rubric_label(
     "max": the highest grade (0 if ungraded); "count": how many items have grade >=
     `min_grade`. Source: Farzi & Dietz, "Pencils Down!", ICTIR 2024, section 3.
     """
-    rule = LabelRule(rule)
+    rule = LabelRule(label)
     _check_min_grade(min_grade)
     grades = [_check_grade(grade) for grade in item_grades.values()]
     if rule is LabelRule.MAX:
@@ -62,16 +86,19 @@ def rubric_label(
 
 
 def rubric_qrels(
-    grades: Mapping[str, ItemGrades],
+    grades: Grades,
     *,
-    rule: LabelRule | str = LabelRule.MAX,
+    label: LabelRule | str = LabelRule.MAX,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> dict[str, dict[str, int]]:
-    """Rubric-Qrels: qid -> passage id -> label, for every graded passage (label 0 too,
-    so trec_eval counts it as judged). Sorted by qid and passage id."""
+    """Rubric-Qrels: qid -> passage id -> label, for every graded passage.
+
+    Label 0 is kept, so trec_eval counts the passage as judged non-relevant rather than
+    unjudged. Sorted by qid and passage id.
+    """
     return {
         qid: {
-            passage: rubric_label(grades[qid][passage], rule=rule, min_grade=min_grade)
+            passage: rubric_label(grades[qid][passage], label=label, min_grade=min_grade)
             for passage in sorted(grades[qid])
         }
         for qid in sorted(grades)
@@ -79,7 +106,8 @@ def rubric_qrels(
 
 
 def rubric_qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """trec_eval qrels lines `qid 0 docid label`, sorted by qid then docid."""
+    """trec_eval qrels lines `qid 0 docid label`, sorted by qid then docid (as strings),
+    so the same grades always give the same file."""
     return [
         f"{qid} 0 {docid} {qrels[qid][docid]}"
         for qid in sorted(qrels)
@@ -87,61 +115,305 @@ def rubric_qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> list[str]:
     ]
 
 
-def rubric_cover_at_k(
+def rubric_trec_measures(
+    qrels: Qrels, rankings: Rankings, *, min_grade: int = DEFAULT_MIN_GRADE
+) -> dict[str, QuestionScores]:
+    """A run on Rubric-Qrels, through pytrec_eval: "ndcg@10", "map", "recip_rank", "p@10".
+
+    nDCG@10 is trec_eval's `ndcg_cut.10` with the labels as graded gains (relevance
+    level plays no part in it), averaged over the queries with a label >= 1. MAP, MRR
+    and P@10 are binary: a passage is relevant when its label is at least `min_grade`
+    (trec_eval `-l min_grade`, pytrec_eval's `relevance_level`), and they are averaged
+    over the queries with such a passage (DESIGN.md sections 6 and 10: the queries a
+    measure is defined on, as trec_eval and NTCIREVAL do; a run that returned nothing
+    for one scores 0 on it).
+
+    With `label: count` the relevance level still applies to the labels, as DESIGN.md
+    section 10 says literally: a passage is then relevant when it answers at least
+    `min_grade` items, not when it answers one at `min_grade`.
+
+    `rankings` lists each query's passages in rank order (the run file's order by score,
+    as trec_eval takes it); they are fed to pytrec_eval with strictly decreasing scores
+    so that this order is kept whatever the passage ids are.
+    """
+    _check_min_grade(min_grade)
+    measures: dict[str, QuestionScores] = {"ndcg@10": trec_ndcg_cut(qrels, rankings,
+                                                                      cutoffs=(10,))[10]}
+    qids = sorted(q for q, judged in qrels.items()
+                  if any(label >= min_grade for label in judged.values()))
+    run: dict[str, dict[str, float]] = {}
+    for qid in qids:
+        ranking = rankings.get(qid, ())
+        check_unique_documents(qid, ranking)
+        if ranking:
+            run[qid] = {docid: float(len(ranking) - i) for i, docid in enumerate(ranking)}
+    results: dict[str, dict[str, float]] = {}
+    if run:
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            {qid: {docid: int(label) for docid, label in qrels[qid].items()} for qid in qids},
+            {"map", "recip_rank", "P.10"},
+            relevance_level=min_grade,
+        )
+        results = evaluator.evaluate(run)
+    for key, trec_name in (("map", "map"), ("recip_rank", "recip_rank"), ("p@10", "P_10")):
+        measures[key] = QuestionScores.from_values(
+            {qid: float(results.get(qid, {}).get(trec_name, 0.0)) for qid in qids})
+    return measures
+
+
+def covered_items(
     ranking: Sequence[str],
     grades: ItemGrades,
     items: Collection[str],
     *,
-    k: int,
+    k: int | None,
     min_grade: int = DEFAULT_MIN_GRADE,
-) -> float:
-    """Rubric-Cover@k: fraction of the query's test-bank `items` that at least one of
-    the top-k passages of `ranking` grades >= `min_grade`.
-
-    Ungraded passages and items count as grade 0. Source: Farzi & Dietz, "Pencils
-    Down!", ICTIR 2024, section 3 (Rubric-Cover, after the EXAM answerability cover).
-    """
-    check_cutoff(k)
+) -> frozenset[str]:
+    """The query's test-bank `items` that some passage in the top `k` of `ranking`
+    grades at least `min_grade` (`k` None: the whole ranking, as for a response's
+    segments). Ungraded passages and items count as grade 0."""
+    if k is not None:
+        check_cutoff(k)
     _check_min_grade(min_grade)
     bank = set(items)
-    if not bank:
-        raise ValueError(NO_ITEMS)
     covered: set[str] = set()
-    for passage in ranking[:k]:
+    for passage in ranking if k is None else ranking[:k]:
         for item, grade in grades.get(passage, {}).items():
             if item not in bank:
                 raise ValueError(UNKNOWN_ITEM.format(passage=passage, item=item))
             if _check_grade(grade) >= min_grade:
                 covered.add(item)
-    return len(covered) / len(bank)
+    return frozenset(covered)
+
+
+def rubric_cover_at_k(
+    ranking: Sequence[str],
+    grades: ItemGrades,
+    items: Collection[str],
+    *,
+    k: int | None,
+    min_grade: int = DEFAULT_MIN_GRADE,
+) -> float:
+    """Rubric-Cover@k of one query: |items covered in the top k| / |items|.
+
+    Source: Farzi & Dietz, "Pencils Down!", ICTIR 2024, section 3 (Rubric-Cover, after
+    the EXAM answerability cover of Sander & Dietz, DESIRES 2021).
+    """
+    if not set(items):
+        raise ValueError(NO_ITEMS)
+    covered = covered_items(ranking, grades, items, k=k, min_grade=min_grade)
+    return len(covered) / len(set(items))
 
 
 def rubric_cover_run(
     *,
-    rankings: Mapping[str, Sequence[str]],
-    grades: Mapping[str, ItemGrades],
+    rankings: Rankings,
+    grades: Grades,
     items: Mapping[str, Collection[str]],
-    k: int,
+    k: int | None = DEFAULT_COVER_K,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> QuestionScores:
-    """Mean Rubric-Cover@k of one run over the queries that have test-bank items; a
-    query the run did not answer scores 0."""
+    """Mean Rubric-Cover@k of one run over the queries that have test-bank items (the
+    measure is undefined without); a query the run did not answer scores 0."""
     per_query: dict[str, float] = {}
     for qid in sorted(q for q, bank in items.items() if bank):
         ranking = rankings.get(qid, ())
         check_unique_documents(qid, ranking)
         per_query[qid] = rubric_cover_at_k(
-            ranking, grades.get(qid, {}), items[qid], k=k, min_grade=min_grade
-        )
+            ranking, grades.get(qid, {}), items[qid], k=k, min_grade=min_grade)
     return QuestionScores.from_values(per_query)
 
 
-def _check_grade(grade: int) -> int:
+def pooled_cover(
+    *,
+    runs: Iterable[Rankings],
+    grades: Grades,
+    items: Mapping[str, Collection[str]],
+    k: int | None = DEFAULT_COVER_K,
+    min_grade: int = DEFAULT_MIN_GRADE,
+) -> dict[str, frozenset[str]]:
+    """qid -> the items that at least one of `runs` covers in its top `k`: n-EXAM's
+    denominator. Every query with items is present, with an empty set if no run covers
+    any of them."""
+    pooled: dict[str, set[str]] = {qid: set() for qid, bank in items.items() if bank}
+    for rankings in runs:
+        for qid in pooled:
+            pooled[qid] |= covered_items(rankings.get(qid, ()), grades.get(qid, {}),
+                                         items[qid], k=k, min_grade=min_grade)
+    return {qid: frozenset(pooled[qid]) for qid in sorted(pooled)}
+
+
+def n_exam_run(
+    *,
+    rankings: Rankings,
+    grades: Grades,
+    items: Mapping[str, Collection[str]],
+    pooled: Mapping[str, Collection[str]],
+    k: int | None = DEFAULT_COVER_K,
+    min_grade: int = DEFAULT_MIN_GRADE,
+) -> QuestionScores:
+    """Mean n-EXAM of one run: per query, |items it covers in its top k| / |items some
+    run of the pool covers| (`pooled`, from `pooled_cover` over every run of the track).
+
+    Source: Sander & Dietz, "EXAM", DESIRES 2021 (n-EXAM normalises the EXAM cover by
+    the questions answerable with any system's text); DESIGN.md section 10.
+
+    A query that no run covers is left out of the mean: its n-EXAM is 0/0, undefined,
+    as a query without relevant documents is left out of a trec_eval mean (DESIGN.md
+    section 6). The workbench scores it 0 for every run
+    instead; that scales every run's mean by the same factor and leaves the ranking as
+    it is, but it would pull the mean below 1 for a run that covers all there is.
+    """
+    per_query: dict[str, float] = {}
+    for qid in sorted(q for q, pool in pooled.items() if pool):
+        ranking = rankings.get(qid, ())
+        check_unique_documents(qid, ranking)
+        covered = covered_items(ranking, grades.get(qid, {}), items.get(qid, ()),
+                                k=k, min_grade=min_grade)
+        outside = covered - set(pooled[qid])
+        if outside:
+            raise ValueError(NOT_IN_POOL.format(qid=qid, items=", ".join(sorted(outside))))
+        per_query[qid] = len(covered) / len(set(pooled[qid]))
+    return QuestionScores.from_values(per_query)
+
+
+@dataclass(frozen=True)
+class RubricRunScores:
+    """Every leaderboard measure of one ranking or response run (DESIGN.md section 10)."""
+
+    rubric_cover: QuestionScores
+    n_exam: QuestionScores
+    qrels_measures: Mapping[str, QuestionScores]  # "ndcg@10", "map", "recip_rank", "p@10"
+
+    def by_measure(self) -> dict[str, QuestionScores]:
+        """Every measure under its catalogue key (catalogue.py), in leaderboard order."""
+        return {"rubric_cover@10": self.rubric_cover, "n_exam": self.n_exam,
+                **self.qrels_measures}
+
+    def leaderboard_row(self) -> dict[str, float]:
+        """The leaderboard columns, full precision."""
+        return {key: scores.mean for key, scores in self.by_measure().items()}
+
+    def per_question(self) -> dict[str, dict[str, float]]:
+        """measure -> qid -> value, as a snapshot stores them."""
+        return {key: dict(scores.per_question) for key, scores in self.by_measure().items()}
+
+
+def score_rubric_run(
+    *,
+    rankings: Rankings,
+    grades: Grades,
+    items: Mapping[str, Collection[str]],
+    qrels: Qrels,
+    pooled: Mapping[str, Collection[str]],
+    min_grade: int = DEFAULT_MIN_GRADE,
+    cover_k: int | None = DEFAULT_COVER_K,
+) -> RubricRunScores:
+    """All leaderboard measures of one run of a ranking or response track.
+
+    `qrels` are the track's Rubric-Qrels (`rubric_qrels`, computed once for all runs),
+    `pooled` the track's `pooled_cover` at the same `cover_k`; `cover_k` None for a
+    response track (all its segments count). The leaderboard key stays
+    "rubric_cover@10", the contract's name (DESIGN.md section 10), whatever the
+    track's `cover_k`; the pages say which k it is.
+    """
+    return RubricRunScores(
+        rubric_cover=rubric_cover_run(rankings=rankings, grades=grades, items=items,
+                                      k=cover_k, min_grade=min_grade),
+        n_exam=n_exam_run(rankings=rankings, grades=grades, items=items, pooled=pooled,
+                          k=cover_k, min_grade=min_grade),
+        qrels_measures=rubric_trec_measures(qrels, rankings, min_grade=min_grade),
+    )
+
+
+# --- Meta-evaluation against manual judgments (DESIGN.md section 10) ---
+
+
+@dataclass(frozen=True)
+class LeaderboardAgreement:
+    """Rank correlation of the Rubric leaderboard with the official one, over the runs
+    that both rank."""
+
+    kendall_tau: float
+    spearman: float
+    runs: tuple[str, ...]
+
+    def as_json(self) -> dict[str, float]:
+        """The meta-evaluation API's shape: {"kendall_tau": x, "spearman": y}."""
+        return {"kendall_tau": self.kendall_tau, "spearman": self.spearman}
+
+
+def leaderboard_agreement(
+    rubric: Mapping[str, float], official: Mapping[str, float]
+) -> LeaderboardAgreement:
+    """Kendall's tau-b and Spearman's rho (average ranks for ties) between two
+    leaderboards (run -> score), over the runs in both.
+
+    Both from scipy (`kendalltau`, tau-b by default; `spearmanr`) through
+    `stats.kendall_tau` / `stats.spearman_rho`. A leaderboard whose shared runs all
+    score the same has no ranking: that is an error, not a correlation of 0.
+    """
+    runs = sorted(set(rubric) & set(official))
+    if len(runs) < 2:
+        raise ValueError(NO_COMMON_RUNS.format(n=len(runs)))
+    left = {run: rubric[run] for run in runs}
+    right = {run: official[run] for run in runs}
+    return LeaderboardAgreement(
+        kendall_tau=kendall_tau(left, right).statistic,
+        spearman=spearman_rho(left, right).statistic,
+        runs=tuple(runs),
+    )
+
+
+def qrels_kappa(
+    rubric: Qrels, manual: Qrels, *, min_grade: int = DEFAULT_MIN_GRADE,
+    relevant_level: int = 1,
+) -> float:
+    """Cohen's kappa between Rubric labels >= `min_grade` and manual labels >=
+    `relevant_level`, over the (query, passage) pairs that both judge.
+
+    Cohen's formula is `stats.cohen_kappa` (Cohen, Educational and Psychological
+    Measurement 20(1), 1960); the pairing and binarisation are DESIGN.md section 10's.
+    """
+    _check_min_grade(min_grade)
+    _check_level(relevant_level)
+    pairs = _common_passages(rubric, manual)
+    return cohen_kappa([rubric[q][d] >= min_grade for q, d in pairs],
+                       [manual[q][d] >= relevant_level for q, d in pairs])
+
+
+def grade_judgment_table(rubric: Qrels, manual: Qrels) -> dict[str, dict[str, int]]:
+    """{"GRADE": {"LEVEL": count}}: Rubric label x manual level over the passages both
+    judge ("Pencils Down!", Table 5). Every label and level seen appears, as a string,
+    in numeric order, with 0 for an empty cell, so the table is complete."""
+    pairs = _common_passages(rubric, manual)
+    labels = sorted({rubric[q][d] for q, d in pairs})
+    levels = sorted({manual[q][d] for q, d in pairs})
+    table = {str(label): {str(level): 0 for level in levels} for label in labels}
+    for q, d in pairs:
+        table[str(rubric[q][d])][str(manual[q][d])] += 1
+    return table
+
+
+def _common_passages(rubric: Qrels, manual: Qrels) -> list[tuple[str, str]]:
+    pairs = sorted((qid, docid) for qid, judged in rubric.items() if qid in manual
+                   for docid in judged if docid in manual[qid])
+    if not pairs:
+        raise ValueError(NO_COMMON_PASSAGES)
+    return pairs
+
+
+def _check_grade(grade: Any) -> int:
     if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
         raise ValueError(BAD_GRADE.format(grade=grade))
     return grade
 
 
-def _check_min_grade(grade: int) -> None:
+def _check_min_grade(grade: Any) -> None:
     if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
         raise ValueError(BAD_MIN_GRADE.format(grade=grade))
+
+
+def _check_level(level: Any) -> None:
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        raise ValueError(BAD_LEVEL.format(level=level))

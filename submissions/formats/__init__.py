@@ -1,4 +1,4 @@
-"""Pure parsers and writers for the NTCIR-19 R2C2 run formats (DESIGN.md section 4).
+"""Pure parsers and writers for the run formats of R2C2 and RUBRIC campaigns (DESIGN.md 4, 10).
 
 One module per format, no Django imports, so the validators can be tested, benchmarked
 and reused (a CLI, a notebook) on their own:
@@ -10,6 +10,17 @@ and reused (a CLI, a notebook) on their own:
 - `marked_ac_run`: AC runs whose nugget lines carry a ``B;``/``R;``/``N;`` mark.
 - `qrels`: derived PR qrels, ``[qID] [PRrunname]:[PassageRank] [grade]``.
 - `res`: one TREC res file per PR run, its PassageKeys in rank order.
+
+And for RUBRIC / EXAM++ campaigns (DESIGN.md section 10):
+
+- `trec_run`: ranking runs in trec_eval's format, ``qid Q0 docid rank score tag``, ordered
+  as trec_eval orders them; run names ``[Team]-[label]``.
+- `response_run`: response runs, JSONL ``{"qid", "text"}`` (optionally ``"passages"``),
+  cut into passages by `segmenter` (sentences, at most 100 words).
+- `corpus`: the campaign's corpus, JSONL ``{"docid", "text"}``, read as a stream.
+- `test_bank`: test banks of exam questions or nuggets, in the Autograding Workbench's
+  JSONL shape.
+- `jsonl`, `control_characters`: what those formats share.
 
 Parsers read binary files line by line (never the whole file at once), report every
 problem as a `Problem(line, field, message)` instead of raising, and writers round-trip:

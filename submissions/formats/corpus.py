@@ -1,0 +1,98 @@
+"""The corpus of a RUBRIC campaign: JSONL, one ``{"docid": ..., "text": ...}`` per line.
+
+DESIGN.md section 10 (``corpus:`` in the campaign YAML): docid -> passage text, the texts
+that ranking runs retrieve by docid. A corpus may hold a million passages, so it is read
+as a stream: `iter_corpus` yields each passage as its line is read and keeps no text.
+
+Rules checked here, each reported as a `Problem` naming the line and the key: one JSON
+object per line (`jsonl`); a non-blank string docid without white space (TREC runs and
+qrels separate their fields with it) or control characters; each docid once; a text with
+at least one non-blank character, no control characters but tab and line breaks
+(DESIGN.md section 4), at most `max_chars` characters (DESIGN.md section 4's passage
+limit by default). Other keys (a title, a url, as corpora converted from other
+collections have) are ignored.
+
+Memory: to find a docid given twice, the docids seen so far are kept in a set, never the
+texts: about 100 bytes per docid of 20-odd characters (the str and its set slot), so some
+100 MB for a million passages, where the texts would be several times that.
+
+Pure: no Django imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .common import BinaryReader, Problem, TextSink, excerpt
+from .jsonl import dump_line, iter_json_objects, string_value
+
+CORPUS_EXAMPLE = '{"docid": "d1", "text": "..."}'
+#: DESIGN.md section 4: "a passage at most 20,000 characters" (a setting of the service).
+MAX_PASSAGE_CHARS = 20_000
+
+DOCID_WHITESPACE = (
+    "found white space in docid {!r}; expected a docid without white space "
+    "(TREC runs and qrels separate their fields with it)"
+)
+DUPLICATE_CORPUS_DOCID = "found docid {!r} again; expected each docid once in the corpus"
+TEXT_TOO_LONG = "found a text of {} characters; expected at most {}"
+
+KEY_DOCID = "docid"
+KEY_TEXT = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusPassage:
+    """One line of the corpus: the passage `text` that runs name `docid`."""
+
+    docid: str
+    text: str
+
+
+def iter_corpus(
+    binary_file: BinaryReader, problems: list[Problem], *, max_chars: int = MAX_PASSAGE_CHARS
+) -> Iterator[CorpusPassage]:
+    """Yield the passages of a corpus as it is read, appending every problem to `problems`.
+
+    Streams: one chunk of the file and one line are in memory at a time (and the set of
+    docids seen). A line with any problem yields nothing. `problems` is complete only once
+    the iterator is exhausted, so a caller that stores passages as they come (in batches)
+    must store nothing, or roll back, when any problem was found.
+    """
+    seen: set[str] = set()
+    for lineno, obj in iter_json_objects(
+        binary_file, problems, example=CORPUS_EXAMPLE, what="passage line"
+    ):
+        before = len(problems)
+        docid = string_value(obj, KEY_DOCID, lineno, problems)
+        if docid is not None:
+            if any(character.isspace() for character in docid):
+                problems.append(Problem(lineno, KEY_DOCID, DOCID_WHITESPACE.format(excerpt(docid))))
+            elif docid in seen:
+                problems.append(
+                    Problem(lineno, KEY_DOCID, DUPLICATE_CORPUS_DOCID.format(excerpt(docid)))
+                )
+            else:
+                seen.add(docid)
+        text = string_value(obj, KEY_TEXT, lineno, problems, line_breaks=True)
+        if text is not None and len(text) > max_chars:
+            problems.append(Problem(lineno, KEY_TEXT, TEXT_TOO_LONG.format(len(text), max_chars)))
+        if len(problems) == before and docid is not None and text is not None:
+            yield CorpusPassage(docid, text)
+
+
+def validate_corpus(
+    binary_file: BinaryReader, *, max_chars: int = MAX_PASSAGE_CHARS
+) -> list[Problem]:
+    """Every problem of a corpus, keeping no passage: the first pass of a load."""
+    problems: list[Problem] = []
+    for _ in iter_corpus(binary_file, problems, max_chars=max_chars):
+        pass
+    return problems
+
+
+def write_corpus(passages: Iterable[CorpusPassage], text_file: TextSink) -> None:
+    """Write `passages` as corpus JSONL, one object per line, in the order given."""
+    for passage in passages:
+        text_file.write(dump_line({KEY_DOCID: passage.docid, KEY_TEXT: passage.text}))
