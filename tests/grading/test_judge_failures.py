@@ -18,8 +18,7 @@ from grading.judge import JudgeUnavailable, OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
-from tests.grading.llm.fake_server import FakeOpenAI, Status
-from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer
+from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer, Status
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -36,12 +35,12 @@ REFUSALS = {
 }
 
 
-def refusing_judge(refusal: str) -> FakeOpenAI:
+def refusing_judge(refusal: str) -> ScriptedServer:
     status, message = REFUSALS[refusal]
-    return FakeOpenAI([Status(status, message)])  # the last step repeats: every request
+    return ScriptedServer([Status(status, message)])  # the last step repeats: every request
 
 
-def grader_at(fake: FakeOpenAI) -> Any:
+def grader_at(fake: ScriptedServer) -> Any:
     return override_settings(GRADER_BASE_URL=fake.base_url, GRADER_MODEL=MODEL,
                              GRADER_TIMEOUT=30)
 
@@ -85,7 +84,7 @@ def test_a_refusing_judge_fails_the_task_at_once_and_says_why(
 def test_a_transient_failure_is_retried_by_the_task_then_fails_with_its_reason(
     toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with FakeOpenAI([Status(500, "the GPU fell over")]) as fake:
+    with ScriptedServer([Status(500, "the GPU fell over")]) as fake:
         # The client's own retries off, so each task attempt asks once per input.
         judge = OpenAIJudge(JudgeConfig(base_url=fake.base_url, model=MODEL, max_retries=0))
         monkeypatch.setattr("grading.services.official_judge", lambda: judge)

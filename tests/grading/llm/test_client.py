@@ -16,7 +16,14 @@ from grading.llm.inputs import JudgeRequest, entailment_request
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
 from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
 from grading.llm.subtasks import entailment_v2
-from tests.grading.llm.fake_server import FakeOpenAI, NoReply, RawBody, Reply, Status
+from tests.grading.scripted_server import (
+    ChatRequest,
+    NoReply,
+    RawBody,
+    Reply,
+    ScriptedServer,
+    Status,
+)
 
 T = TypeVar("T")
 
@@ -29,7 +36,7 @@ NOT_ENTAILED = '{"entailed": false, "reason": "The passage is about something el
 GIVES_UP_AFTER = 1.0
 
 
-def config(fake: FakeOpenAI, **overrides: Any) -> JudgeConfig:
+def config(fake: ScriptedServer, **overrides: Any) -> JudgeConfig:
     settings: dict[str, Any] = {
         "base_url": fake.base_url, "model": "fake-judge", "concurrency": 4, "timeout": 30.0,
         "max_retries": 3, "parse_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.05,
@@ -49,7 +56,7 @@ async def judge_one(cfg: JudgeConfig, passage: str = "P", nugget: str = "N"
 
 
 def test_it_records_a_judgment_with_its_provenance() -> None:
-    with FakeOpenAI([Reply(ENTAILED, prompt_tokens=150, completion_tokens=17)]) as fake:
+    with ScriptedServer([Reply(ENTAILED, prompt_tokens=150, completion_tokens=17)]) as fake:
         cfg = config(fake)
         started = time.monotonic()
         call = run(judge_one(cfg, passage="Paris is in France.", nugget="Paris is French."))
@@ -75,7 +82,7 @@ def test_it_records_a_judgment_with_its_provenance() -> None:
 
 
 def test_it_sends_the_schema_and_greedy_decoding_parameters() -> None:
-    with FakeOpenAI([Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Reply(ENTAILED)]) as fake:
         run(judge_one(config(fake, seed=7, max_tokens=256)))
         (body,) = fake.requests
 
@@ -89,7 +96,7 @@ def test_it_sends_the_schema_and_greedy_decoding_parameters() -> None:
 
 
 def test_it_retries_a_timeout_then_succeeds() -> None:
-    with FakeOpenAI([NoReply(), Reply(NOT_ENTAILED)]) as fake:
+    with ScriptedServer([NoReply(), Reply(NOT_ENTAILED)]) as fake:
         call = run(judge_one(config(fake, timeout=GIVES_UP_AFTER)))
         requests = len(fake.requests)
 
@@ -101,7 +108,7 @@ def test_it_retries_a_timeout_then_succeeds() -> None:
 
 @pytest.mark.parametrize("status", [500, 502, 503, 408])
 def test_it_retries_a_server_error_then_succeeds(status: int) -> None:
-    with FakeOpenAI([Status(status), Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Status(status), Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake)))
         requests = len(fake.requests)
 
@@ -111,7 +118,7 @@ def test_it_retries_a_server_error_then_succeeds(status: int) -> None:
 
 
 def test_it_retries_a_rate_limit_then_succeeds() -> None:
-    with FakeOpenAI([Status(429, retry_after=0.01), Status(429), Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Status(429, retry_after=0.01), Status(429), Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake)))
 
     assert call.label is not None
@@ -120,7 +127,7 @@ def test_it_retries_a_rate_limit_then_succeeds() -> None:
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
 def test_a_client_error_fails_permanently_without_a_retry(status: int) -> None:
-    with FakeOpenAI([Status(status, message="bad request"), Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Status(status, message="bad request"), Reply(ENTAILED)]) as fake:
         with pytest.raises(JudgeError) as failed:
             run(judge_one(config(fake)))
         requests = len(fake.requests)
@@ -134,7 +141,7 @@ def test_a_client_error_fails_permanently_without_a_retry(status: int) -> None:
 
 
 def test_it_gives_up_on_a_server_that_keeps_failing_and_says_it_may_recover() -> None:
-    with FakeOpenAI([Status(503)]) as fake:
+    with ScriptedServer([Status(503)]) as fake:
         with pytest.raises(JudgeError) as failed:
             run(judge_one(config(fake, max_retries=2)))
         requests = len(fake.requests)
@@ -145,7 +152,7 @@ def test_it_gives_up_on_a_server_that_keeps_failing_and_says_it_may_recover() ->
 
 
 def test_it_gives_up_on_a_server_that_cannot_be_reached() -> None:
-    with FakeOpenAI([Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Reply(ENTAILED)]) as fake:
         cfg = config(fake, max_retries=1)
     # The fake has stopped: nothing listens on its port any more.
     with pytest.raises(JudgeError) as failed:
@@ -156,7 +163,7 @@ def test_it_gives_up_on_a_server_that_cannot_be_reached() -> None:
 
 
 def test_a_200_without_a_chat_completion_is_a_server_fault_and_retried() -> None:
-    with FakeOpenAI([RawBody(b"<html>proxy</html>"), RawBody(b'{"choices": []}'),
+    with ScriptedServer([RawBody(b"<html>proxy</html>"), RawBody(b'{"choices": []}'),
                      Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake)))
 
@@ -166,7 +173,7 @@ def test_a_200_without_a_chat_completion_is_a_server_fault_and_retried() -> None
 
 
 def test_a_server_that_never_sends_a_chat_completion_fails_transiently() -> None:
-    fake = FakeOpenAI([RawBody(b'{"choices": []}')])
+    fake = ScriptedServer([RawBody(b'{"choices": []}')])
     with fake, pytest.raises(JudgeError) as failed:
         run(judge_one(config(fake, max_retries=1)))
 
@@ -175,7 +182,7 @@ def test_a_server_that_never_sends_a_chat_completion_fails_transiently() -> None
 
 
 def test_a_reply_that_never_parses_is_flagged_for_review_with_its_raw_output() -> None:
-    with FakeOpenAI([Reply("not json"), Reply('{"entailed": "maybe", "reason": "r"}')]) as fake:
+    with ScriptedServer([Reply("not json"), Reply('{"entailed": "maybe", "reason": "r"}')]) as fake:
         call = run(judge_one(config(fake, parse_attempts=2)))
         requests = len(fake.requests)
 
@@ -189,7 +196,7 @@ def test_a_reply_that_never_parses_is_flagged_for_review_with_its_raw_output() -
 
 
 def test_a_reply_that_parses_on_the_second_try_is_accepted() -> None:
-    with FakeOpenAI([Reply('{"entailed": true'), Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Reply('{"entailed": true'), Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake, parse_attempts=3)))
 
     assert call.needs_review is False
@@ -198,7 +205,7 @@ def test_a_reply_that_parses_on_the_second_try_is_accepted() -> None:
 
 
 def test_transient_failures_and_bad_replies_are_counted_together_in_attempts() -> None:
-    with FakeOpenAI([Status(500), Reply("oops"), Status(429), Reply("oops")]) as fake:
+    with ScriptedServer([Status(500), Reply("oops"), Status(429), Reply("oops")]) as fake:
         call = run(judge_one(config(fake, parse_attempts=2)))
 
     assert call.needs_review is True
@@ -206,7 +213,7 @@ def test_transient_failures_and_bad_replies_are_counted_together_in_attempts() -
 
 
 def test_requests_in_flight_never_exceed_the_concurrency() -> None:
-    with FakeOpenAI([Reply(ENTAILED)], hold_until=3) as fake:
+    with ScriptedServer([Reply(ENTAILED)], hold_until=3) as fake:
         cfg = config(fake, concurrency=3)
 
         async def judge_many() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
@@ -222,14 +229,14 @@ def test_requests_in_flight_never_exceed_the_concurrency() -> None:
 
 
 def test_a_batch_keeps_request_order_and_isolates_a_failure() -> None:
-    def respond(body: dict[str, Any]) -> Reply | Status:
-        claim = body["messages"][1]["content"].rsplit("CLAIM:\n", 1)[1]
+    def respond(request: ChatRequest) -> Reply | Status:
+        claim = request.section("CLAIM")
         if claim == "bad":
             return Status(400)
         return Reply(ENTAILED if claim.startswith("yes") else NOT_ENTAILED)
 
     requests = [entailment_request(passage="P", nugget=n) for n in ("yes-1", "bad", "no-1")]
-    with FakeOpenAI(responder=respond) as fake:
+    with ScriptedServer(respond) as fake:
         async def judge_batch() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
             async with JudgeClient(config(fake)) as judge:
                 return await judge.judge_all(requests)
@@ -242,15 +249,15 @@ def test_a_batch_keeps_request_order_and_isolates_a_failure() -> None:
 
 
 def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
-    def respond(body: dict[str, Any]) -> Reply:
-        claim = body["messages"][1]["content"].rsplit("CLAIM:\n", 1)[1]
+    def respond(request: ChatRequest) -> Reply:
+        claim = request.section("CLAIM")
         # The first request is answered only once the other three have come out, so it
         # must come out last; one yielded in request order would wait for it, time out
         # (no retry) and come out first, as an error.
         return Reply(ENTAILED, after="the rest came out" if claim == "N0" else None)
 
     requests = [entailment_request(passage="P", nugget=f"N{i}") for i in range(4)]
-    with FakeOpenAI(responder=respond) as fake:
+    with ScriptedServer(respond) as fake:
         async def collect() -> list[tuple[JudgeRequest[EntailmentLabel], object]]:
             pairs: list[tuple[JudgeRequest[EntailmentLabel], object]] = []
             async with JudgeClient(config(fake, timeout=10.0, max_retries=0)) as judge:
@@ -271,7 +278,7 @@ def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
 def test_it_judges_an_answer_over_the_nuggets_shown() -> None:
     reply = json.dumps({"reason": "Right actor.", "correct": True,
                         "nugget_reasons": {"1": "cast", "3": "role"}, "relevant": [3, 1]})
-    with FakeOpenAI([Reply(reply)]) as fake:
+    with ScriptedServer([Reply(reply)]) as fake:
         async def judge() -> JudgeCall[AnswerLabel]:
             async with JudgeClient(config(fake)) as client:
                 return await client.judge_answer(
@@ -292,7 +299,7 @@ def test_it_judges_an_answer_over_the_nuggets_shown() -> None:
 def test_an_answer_reply_naming_a_nugget_not_shown_goes_to_review() -> None:
     reply = json.dumps({"reason": "r", "correct": True, "nugget_reasons": {"1": "a"},
                         "relevant": [4]})
-    with FakeOpenAI([Reply(reply)]) as fake:
+    with ScriptedServer([Reply(reply)]) as fake:
         async def judge() -> JudgeCall[AnswerLabel]:
             async with JudgeClient(config(fake)) as client:
                 return await client.judge_answer(question="Q", answer="A", nuggets={1: "n"})
@@ -316,7 +323,7 @@ class TestDoubtWithoutLogprobs:
         replies = [Reply("true", prompt_tokens=100, completion_tokens=2),
                    Reply("true", prompt_tokens=100, completion_tokens=2),
                    Reply("false", prompt_tokens=100, completion_tokens=2)]
-        with FakeOpenAI(replies) as fake:
+        with ScriptedServer(replies) as fake:
             call = run(self.verdict(config(fake, seed=7)))
             greedy, *samples = fake.requests
 
@@ -328,21 +335,21 @@ class TestDoubtWithoutLogprobs:
         assert (call.attempts, call.prompt_tokens, call.completion_tokens) == (3, 300, 6)
 
     def test_outvoted_the_greedy_verdict_keeps_an_even_chance(self) -> None:
-        with FakeOpenAI([Reply("true"), Reply("false"), Reply("false")]) as fake:
+        with ScriptedServer([Reply("true"), Reply("false"), Reply("false")]) as fake:
             call = run(self.verdict(config(fake)))
 
         assert call.label is not None and call.label.verdict is True
         assert call.confidence == pytest.approx(0.5)
 
     def test_a_sample_that_does_not_parse_is_not_a_vote(self) -> None:
-        with FakeOpenAI([Reply("false"), Reply("maybe"), Reply("false")]) as fake:
+        with ScriptedServer([Reply("false"), Reply("maybe"), Reply("false")]) as fake:
             call = run(self.verdict(config(fake)))
 
         assert call.label is not None and call.label.verdict is False
         assert call.confidence == pytest.approx(1.0)  # 2 of the 2 replies that parsed
 
     def test_with_no_samples_asked_for_the_doubt_stays_unmeasured(self) -> None:
-        with FakeOpenAI([Reply("true")]) as fake:
+        with ScriptedServer([Reply("true")]) as fake:
             call = run(self.verdict(config(fake, doubt_samples=0)))
             assert len(fake.requests) == 1
 

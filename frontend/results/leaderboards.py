@@ -1,0 +1,146 @@
+"""The results page: the leaderboards a viewer may see, each with its plots.
+
+A thin view over `scoring.selectors.leaderboards_visible` (which decides who sees which
+snapshot) plus the shaping of a snapshot into a sortable table and plot sections.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+
+from campaign.models import Campaign, Role, TrackKind
+from campaign.selectors import campaign_list, campaign_role
+from frontend.results.figures import PlotSection, plot_sections
+from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
+from scoring.leaderboard import Leaderboard
+from scoring.measures.catalogue import Measure, label_of, measures_of
+from scoring.selectors import leaderboards_visible
+
+
+@dataclass(frozen=True)
+class CampaignTime:
+    """A moment as the pages show it: in the campaign's time zone, with UTC on hover
+    (DESIGN.md section 7: deadlines are enforced in UTC, shown in the campaign's zone)."""
+
+    utc: datetime
+    local: datetime
+    zone: str
+
+
+def campaign_time(campaign: Campaign, at: datetime) -> CampaignTime:
+    return CampaignTime(utc=at.astimezone(zoneinfo.ZoneInfo("UTC")),
+                        local=at.astimezone(zoneinfo.ZoneInfo(campaign.timezone)),
+                        zone=campaign.timezone)
+
+
+@dataclass
+class BoardView:
+    track: str
+    kind: str
+    kind_label: str
+    published: bool
+    public_from: CampaignTime | None  # published, not yet public: when it will be
+    stale: bool  # computed before the latest judgment edit (DESIGN.md section 5.4)
+    judge: str
+    computed_at_utc: datetime
+    computed_at_local: datetime
+    edited_judgments: int
+    needs_review: int
+    questions: int
+    table: Table
+    measures: list[Measure]
+    sections: list[PlotSection]
+
+
+def _leaderboard_table(campaign: Campaign, board: Leaderboard,
+                       measures: list[Measure]) -> Table:
+    columns = [
+        Column("rank", "Rank", escape("Rank"), first_sort="ascending"),
+        Column("run", "Run", escape("Run"), numeric=False, first_sort="ascending"),
+        Column("team", "Team", escape("Team"), numeric=False, first_sort="ascending"),
+        *[Column(m.key, m.label, measure_html(m),
+                 first_sort="descending" if m.higher_is_better else "ascending")
+          for m in measures],
+    ]
+    waiting = any(row.incomplete_questions for row in board.rows)
+    if waiting:
+        columns.append(Column("incomplete", "Waiting for review",
+                              escape("Waiting for review"), first_sort="descending"))
+    rows = []
+    for rank, row in enumerate(board.rows, start=1):
+        url = reverse("results-run", args=[campaign.slug, row.run])
+        cells = [
+            Cell(text=str(rank), sort=str(rank)),
+            Cell(text=row.run, sort=row.run, href=url, numeric=False, row_header=True),
+            Cell(text=row.team, sort=row.team, numeric=False),
+            *[number_cell(row.score(m.key)) for m in measures],
+        ]
+        if waiting:
+            cells.append(Cell(text=str(row.incomplete_questions),
+                              sort=str(row.incomplete_questions)))
+        rows.append(cells)
+    return Table(
+        ident=f"{board.track}-leaderboard",
+        caption=(f"Track {board.track}: {len(rows)} run(s), ranked by "
+                 f"{label_of(board.ranked_by)}"),
+        columns=columns, rows=rows, sorted_by=board.ranked_by, sorted_dir="descending",
+    )
+
+
+def _board_view(campaign: Campaign, board: Leaderboard, now: datetime) -> BoardView:
+    zone = zoneinfo.ZoneInfo(campaign.timezone)
+    measures = measures_of(board.kind)
+    public_from = (campaign_time(campaign, campaign.results_release)
+                   if board.published and campaign.results_release
+                   and not campaign.results_released(now) else None)
+    return BoardView(
+        track=board.track, kind=board.kind,
+        kind_label=TrackKind(board.kind).label if board.kind in TrackKind.values
+        else board.kind,
+        published=board.published, public_from=public_from, stale=board.stale,
+        judge=board.judge,
+        computed_at_utc=board.computed_at.astimezone(zoneinfo.ZoneInfo("UTC")),
+        computed_at_local=board.computed_at.astimezone(zone),
+        edited_judgments=board.edited_judgments, needs_review=board.needs_review,
+        questions=board.questions, measures=measures,
+        table=_leaderboard_table(campaign, board, measures),
+        sections=plot_sections(board),
+    )
+
+
+def _public_at(campaign: Campaign, role: str | None, now: datetime) -> CampaignTime | None:
+    """For the public, before results_release: when published leaderboards become public."""
+    if role is None and campaign.results_release and not campaign.results_released(now):
+        return campaign_time(campaign, campaign.results_release)
+    return None
+
+
+def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
+    if role == Role.ORGANISER:
+        return "No track has been scored yet."
+    if _public_at(campaign, role, now) is not None:
+        return "No results are public yet."  # the page adds when they will be
+    return "No results are published yet."
+
+
+def results(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(campaign_list(), slug=slug)
+    now = timezone.now()
+    role = campaign_role(campaign=campaign, user=request.user)
+    boards = leaderboards_visible(campaign=campaign, user=request.user, now=now)
+    context = {
+        "campaign": campaign,
+        "role": role,
+        "boards": [_board_view(campaign, board, now) for board in boards],
+        "empty_message": _empty_message(campaign, role, now),
+        "public_at": _public_at(campaign, role, now),
+    }
+    return render(request, "frontend/results/results.html", context)
