@@ -3,13 +3,18 @@
 Settings come from Django settings with the `CELERY_` prefix (config/settings.py),
 so the embedded filesystem broker and production Redis/RabbitMQ are one switch:
 `CELERY_BROKER_URL`.
+
+No beat schedule: nothing here is periodic (grading and scoring are queued by uploads,
+edits and organisers), so no `celery beat` process runs.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init, worker_process_init, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -22,3 +27,30 @@ app.autodiscover_tasks()
 def ping() -> str:
     """Answer 'pong': /healthz?worker=1 uses it to prove a worker is consuming the queue."""
     return "pong"
+
+
+# The embedded judge (GRADER_BASE_URL unset) is one llama.cpp server per machine. The
+# worker's main process starts it before forking its prefork children, so the children
+# share it and none of them owns it: a child replaced by the pool takes nothing down.
+# Imports are inside the handlers: Django is set up only once the worker starts.
+
+
+@worker_init.connect
+def start_embedded_judge(**kwargs: Any) -> None:
+    from grading.setup import worker_judge_start
+
+    worker_judge_start()
+
+
+@worker_process_init.connect
+def forget_parents_embedded_judge(**kwargs: Any) -> None:
+    from grading.embedded.shared import forget_inherited_judges
+
+    forget_inherited_judges()
+
+
+@worker_shutdown.connect
+def stop_embedded_judge(**kwargs: Any) -> None:
+    from grading.embedded.shared import stop_started_judges
+
+    stop_started_judges()

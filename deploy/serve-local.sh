@@ -1,7 +1,9 @@
 #!/bin/sh
 # Serve the site on one machine: a local Celery worker in the background (on the
 # embedded filesystem broker unless CELERY_BROKER_URL says otherwise) and gunicorn
-# in the foreground. Ctrl-C stops both.
+# in the foreground. Ctrl-C stops both. With GRADER_BASE_URL unset, the worker starts
+# the embedded judge as it starts (or uses the one `manage.py serve_llm` runs), one
+# server for both its processes.
 #
 # Everything it writes goes under VAR_DIR (default: var/ in the clone), as in
 # config/settings.py: the static files, the worker's log, and (through the settings)

@@ -1,38 +1,50 @@
 """Which judge grades: vLLM (or any OpenAI-compatible server) or the embedded llama.cpp one.
 
-`GRADER_BASE_URL` set: that server. Unset: the embedded judge (DESIGN.md section 3),
-started once per process on 127.0.0.1 with the packaged model `GRADER_LOCAL_MODEL`.
+`GRADER_BASE_URL` set: that server. Unset: the embedded judge (DESIGN.md section 3), the
+packaged model `GRADER_LOCAL_MODEL` on 127.0.0.1, one server per machine (per VAR_DIR
+and model) shared by every process (grading/embedded/shared.py): a Celery worker starts
+it in its main process (`worker_judge_start`); any other process finds it, or starts
+one for as long as it runs.
 """
 
 from __future__ import annotations
 
-import atexit
-import threading
+import logging
 from pathlib import Path
 
 from django.conf import settings
 
 from campaign.models import Campaign, Track, TrackKind
+from grading.embedded.models import ModelInstallError
+from grading.embedded.shared import shared_judge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 
-_lock = threading.Lock()
-_embedded: dict[str, tuple[str, str, int]] = {}
+logger = logging.getLogger(__name__)
 
 
 def _embedded_server(name: str | None = None) -> tuple[str, str, int]:
-    """(base_url, model, slots) of this process's embedded judge serving the packaged
-    model `name` (GRADER_LOCAL_MODEL unless given), starting it on first use."""
-    from grading.embedded.server import EmbeddedJudge
+    """(base_url, model, slots) of the machine's embedded judge serving the packaged
+    model `name` (GRADER_LOCAL_MODEL unless given), started here if none is running."""
+    judge = shared_judge(name or settings.GRADER_LOCAL_MODEL, var_dir=Path(settings.VAR_DIR))
+    return judge.base_url, judge.model, judge.slots
 
-    with _lock:
-        name = name or settings.GRADER_LOCAL_MODEL
-        if name not in _embedded:
-            server = EmbeddedJudge(name, var_dir=Path(settings.VAR_DIR))
-            server.start()  # installs the packaged model on first use
-            atexit.register(server.stop)
-            _embedded[name] = (server.base_url, server.model, server.options.n_parallel)
-        return _embedded[name]
+
+def worker_judge_start() -> None:
+    """In a Celery worker's main process, before it forks its children: start (or find)
+    the machine's embedded judge when it is the official one, so the children share one
+    server that outlives any of them and stops with the worker (config/celery.py).
+
+    A judge that cannot start (no network for the first download, say) does not stop
+    the worker: it is logged, and the first task that needs the judge tries again and
+    fails its run with the reason.
+    """
+    if settings.GRADER_BASE_URL:
+        return
+    try:
+        _embedded_server()
+    except (ModelInstallError, RuntimeError, OSError):
+        logger.exception("the embedded judge did not start with the worker")
 
 
 def judge_config() -> JudgeConfig:

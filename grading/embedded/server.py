@@ -81,6 +81,8 @@ class EmbeddedJudge:
 
     Installs the model first if needed (see `models.ensure_model`). The server's log
     goes to `<var_dir>/logs/embedded-judge.log` unless `log_path` says otherwise.
+    `command` replaces the child's command line (then no model is installed): a stand-in
+    that speaks the same start-up protocol, for tests of what is built on this class.
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class EmbeddedJudge:
         startup_timeout: float = 300.0,
         log_path: Path | None = None,
         progress: TextIO | None = sys.stderr,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.model = model
         self.var_dir = Path(var_dir)
@@ -99,6 +102,7 @@ class EmbeddedJudge:
         self.startup_timeout = startup_timeout
         self.log_path = log_path or self.var_dir / "logs" / "embedded-judge.log"
         self.progress = progress
+        self.command = list(command) if command is not None else None
         self._process: subprocess.Popen[str] | None = None
         self._address: str | None = None
 
@@ -108,6 +112,15 @@ class EmbeddedJudge:
         if self._address is None:
             raise RuntimeError("the embedded judge is not running")
         return f"{self._address}/v1"
+
+    @property
+    def pid(self) -> int:
+        """The server process's id."""
+        return self._running().pid
+
+    def exit_code(self) -> int | None:
+        """The server's exit code once it has exited, else None."""
+        return self._running().poll()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -120,17 +133,15 @@ class EmbeddedJudge:
         """Install the model if needed, start the server and wait until it is healthy."""
         if self._process is not None:
             return self
-        model_path = ensure_model(self.model, var_dir=self.var_dir, progress=self.progress)
+        command = self.command or self._child_command(
+            ensure_model(self.model, var_dir=self.var_dir, progress=self.progress))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ,
                "PYTHONPATH": os.pathsep.join(
                    filter(None, [str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
         with self.log_path.open("a") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "grading.embedded.server", "--child",
-                 "--model-path", str(model_path), "--alias", self.model,
-                 *self.options.as_args()],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 text=True, env=env,
             )
         try:
@@ -141,6 +152,23 @@ class EmbeddedJudge:
             self.stop()
             raise
         return self
+
+    def _child_command(self, model_path: Path) -> list[str]:
+        return [sys.executable, "-m", "grading.embedded.server", "--child",
+                "--model-path", str(model_path), "--alias", self.model,
+                *self.options.as_args()]
+
+    def detach(self) -> None:
+        """Forget the server without stopping it: for a forked copy of the process that
+        started it (a Celery prefork child), whose copies of the pipes would otherwise
+        keep the server's stdin open after the starter is gone."""
+        process, self._process, self._address = self._process, None, None
+        if process is None:
+            return
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     def stop(self, grace: float = 15.0) -> None:
         """Stop the server: close its stdin, then SIGTERM, then SIGKILL if it lingers."""
