@@ -21,16 +21,26 @@ def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
+def yes_no(raw: str) -> bool:
+    """`raw` read as a yes/no word (TRUE_WORDS or FALSE_WORDS, any case, spaces around
+    ignored): the one reading of settings and query parameters. ValueError otherwise."""
     word = raw.strip().lower()
     if word in TRUE_WORDS:
         return True
     if word in FALSE_WORDS:
         return False
-    raise ValueError(f"{name}={raw!r}: expected one of {sorted(TRUE_WORDS | FALSE_WORDS)}")
+    raise ValueError(raw)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return yes_no(raw)
+    except ValueError:
+        raise ValueError(
+            f"{name}={raw!r}: expected one of {sorted(TRUE_WORDS | FALSE_WORDS)}") from None
 
 
 def env_int(name: str, default: int) -> int:

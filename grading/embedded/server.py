@@ -277,7 +277,7 @@ def serve_forever(model: str = DEFAULT_MODEL, *, var_dir: Path,
     """Install `model` if needed and serve it in the foreground until SIGINT/SIGTERM."""
     options = options or ServerOptions()
     model_path = ensure_model(model, var_dir=var_dir)
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
 
     def announce(address: str) -> None:
         print(f"serving {model} at {address}/v1 with {options.n_parallel} parallel slots "
@@ -321,7 +321,7 @@ def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
     # by llama.cpp or by Python, goes to stderr (the log), so the pipe never fills up.
     ready_pipe = os.dup(1)
     os.dup2(2, 1)
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
 
     def watch_stdin() -> None:
         # EOF on stdin: the parent closed it or died. Either way, stop serving.
@@ -338,7 +338,8 @@ def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
     run_server(model_path, alias=alias, options=options, on_ready=announce, stop=stop)
 
 
-def _stop_on_signals() -> threading.Event:
+def stop_on_signals() -> threading.Event:
+    """An event set by SIGINT or SIGTERM: how a foreground server learns to stop."""
     stop = threading.Event()
 
     def handle(signum: int, frame: FrameType | None) -> None:

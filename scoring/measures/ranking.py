@@ -84,23 +84,38 @@ def trec_ndcg_cut(
     ks = _cutoffs(cutoffs)
     qids = relevant_questions(qrels)
     per_question: dict[int, dict[str, float]] = {k: {} for k in ks}
+    results = trec_eval_results(qrels, rankings, qids,
+                                {"ndcg_cut." + ",".join(str(k) for k in ks)})
+    for k in ks:
+        for qid in qids:
+            per_question[k][qid] = float(results.get(qid, {}).get(f"ndcg_cut_{k}", 0.0))
+    return {k: QuestionScores.from_values(per_question[k]) for k in ks}
+
+
+def trec_eval_results(
+    qrels: Qrels, rankings: Rankings, qids: Sequence[str], measures: set[str], *,
+    relevance_level: int = 1,
+) -> dict[str, dict[str, float]]:
+    """pytrec_eval's results (qid -> trec_eval measure name -> value) for `qids`.
+
+    Each ranking is fed with strictly decreasing scores (len - index), so trec_eval,
+    which orders a run by score, keeps its PassageRank order whatever the document ids
+    are. A question the run leaves out is missing from the result (the caller scores it
+    0). `relevance_level` is trec_eval's `-l`.
+    """
     run: dict[str, dict[str, float]] = {}
     for qid in qids:
         ranking = rankings.get(qid, ())
         check_unique_documents(qid, ranking)
         if ranking:
             run[qid] = {docid: float(len(ranking) - i) for i, docid in enumerate(ranking)}
-    results: dict[str, dict[str, float]] = {}
-    if run:
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            {qid: {docid: int(grade) for docid, grade in qrels[qid].items()} for qid in qids},
-            {"ndcg_cut." + ",".join(str(k) for k in ks)},
-        )
-        results = evaluator.evaluate(run)
-    for k in ks:
-        for qid in qids:
-            per_question[k][qid] = float(results.get(qid, {}).get(f"ndcg_cut_{k}", 0.0))
-    return {k: QuestionScores.from_values(per_question[k]) for k in ks}
+    if not run:
+        return {}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {qid: {docid: int(grade) for docid, grade in qrels[qid].items()} for qid in qids},
+        measures, relevance_level=relevance_level,
+    )
+    return dict(evaluator.evaluate(run))
 
 
 def q_measure(

@@ -31,10 +31,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import pytrec_eval
-
 from .common import Qrels, QuestionScores, Rankings, check_cutoff, check_unique_documents
-from .ranking import trec_ndcg_cut
+from .ranking import trec_eval_results, trec_ndcg_cut
 from .stats import cohen_kappa, kendall_tau, spearman_rho
 
 MAX_GRADE = 5
@@ -141,20 +139,8 @@ def rubric_trec_measures(
                                                                       cutoffs=(10,))[10]}
     qids = sorted(q for q, judged in qrels.items()
                   if any(label >= min_grade for label in judged.values()))
-    run: dict[str, dict[str, float]] = {}
-    for qid in qids:
-        ranking = rankings.get(qid, ())
-        check_unique_documents(qid, ranking)
-        if ranking:
-            run[qid] = {docid: float(len(ranking) - i) for i, docid in enumerate(ranking)}
-    results: dict[str, dict[str, float]] = {}
-    if run:
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            {qid: {docid: int(label) for docid, label in qrels[qid].items()} for qid in qids},
-            {"map", "recip_rank", "P.10"},
-            relevance_level=min_grade,
-        )
-        results = evaluator.evaluate(run)
+    results = trec_eval_results(qrels, rankings, qids, {"map", "recip_rank", "P.10"},
+                                relevance_level=min_grade)
     for key, trec_name in (("map", "map"), ("recip_rank", "recip_rank"), ("p@10", "P_10")):
         measures[key] = QuestionScores.from_values(
             {qid: float(results.get(qid, {}).get(trec_name, 0.0)) for qid in qids})

@@ -10,17 +10,14 @@ it says where and leaves it be.
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from grading.embedded.models import MODELS, ModelInstallError
-from grading.embedded.server import EmbeddedJudge, ServerOptions
+from grading.embedded.server import EmbeddedJudge, ServerOptions, stop_on_signals
 from grading.embedded.shared import shared_judge, started_judge, stop_started_judges
 
 ALREADY_SERVED = "{model} is already served at {base_url} (process {owner}); nothing to do"
@@ -39,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         model = options["model"] or settings.GRADER_LOCAL_MODEL
         var_dir = Path(settings.VAR_DIR)
-        stop = _stop_on_signals()
+        stop = stop_on_signals()
 
         def launch(model: str, var_dir: Path) -> EmbeddedJudge:
             return EmbeddedJudge(model, var_dir=var_dir,
@@ -64,13 +61,3 @@ class Command(BaseCommand):
         finally:
             stop_started_judges()
 
-
-def _stop_on_signals() -> threading.Event:
-    stop = threading.Event()
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, handle)
-    return stop
