@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 
 from config.celery import app as celery_app
 from config.celery import ping
+from config.query_params import parse_flag
 
 BROKER_FOLDER_MISSING = "broker folder {folder} is missing or not writable"
 WORKER_SILENT = "no worker answered within {timeout} s"
@@ -95,7 +96,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "broker": check_broker,
         "storage": check_storage,
     }
-    if request.GET.get("worker") in ("1", "true", "yes"):
+    try:
+        with_worker = parse_flag(request.GET.get("worker"))
+    except ValueError as bad:
+        return JsonResponse({"detail": f"worker: {bad}",
+                             "errors": [{"field": "worker", "message": str(bad)}]}, status=400)
+    if with_worker:
         checks["worker"] = check_worker
     results = {name: _run(check) for name, check in checks.items()}
     failing = [name for name, result in results.items() if not result.ok]

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",
     "campaign",
     "submissions",
     "grading",
@@ -179,6 +180,9 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
+    # Long lists come a page at a time: {"count", "next", "previous", "results"}.
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Shared-task evaluation service API",

@@ -30,50 +30,6 @@ class RunUploadForm(forms.Form):
 
 
 YES_NO = [("true", "Yes"), ("false", "No")]
-ANY_YES_NO = [("", "Any"), *YES_NO]
-
-
-def _flag(value: str) -> bool | None:
-    return {"true": True, "false": False}.get(value)
-
-
-class JudgmentFilterForm(forms.Form):
-    run = forms.ChoiceField(label="Run", required=False)
-    qid = forms.CharField(label="Question (qID)", required=False, max_length=64)
-    kind = forms.ChoiceField(label="Kind", required=False, choices=[
-        ("", "Any"), ("entailment", "Nugget entailment"), ("answer", "Answer evaluation")])
-    label = forms.ChoiceField(label="Label (entailed / correct)", required=False,
-                              choices=ANY_YES_NO)
-    needs_review = forms.ChoiceField(label="Needs review", required=False, choices=ANY_YES_NO)
-    edited = forms.ChoiceField(label="Edited by an organiser", required=False,
-                               choices=ANY_YES_NO)
-    disagreement = forms.BooleanField(label="Second judge disagrees", required=False)
-    doubtful = forms.BooleanField(label="Doubtful, not yet reviewed", required=False)
-    order = forms.ChoiceField(label="Order", required=False, choices=[
-        ("doubt", "Least sure first"), ("run", "Run, question, nugget")])
-
-    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from grading.selectors import ac_runs
-
-        names = ac_runs(campaign=campaign).values_list("name", flat=True)
-        self.fields["run"].choices = [("", "Any"), *((n, n) for n in names)]  # type: ignore[attr-defined]
-
-    def filters(self) -> dict[str, Any]:
-        data = self.cleaned_data
-        filters = {
-            "run": data.get("run") or None, "qid": data.get("qid") or None,
-            "kind": data.get("kind") or None, "label": _flag(data.get("label", "")),
-            "needs_review": _flag(data.get("needs_review", "")),
-            "edited": _flag(data.get("edited", "")),
-            "disagreement": bool(data.get("disagreement")),
-            # The review queue is sorted by doubt unless asked otherwise.
-            "order": data.get("order") or "doubt",
-        }
-        if data.get("doubtful"):
-            # What is left to review: doubtful, and neither edited nor confirmed yet.
-            filters.update(doubtful=True, edited=False)
-        return filters
 
 
 class JudgmentEditForm(forms.Form):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -15,20 +13,22 @@ from django.views.decorators.http import require_POST
 
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
-from frontend.forms import JudgmentEditForm, JudgmentFilterForm
+from frontend.forms import JudgmentEditForm
+from grading.filters import ReviewQueueFilter
 from grading.models import JudgeValidation, Judgment
 from grading.review import doubt_counts, is_doubtful
 from grading.selectors import (
     grading_progress,
     judge_agreement,
     judgment_items,
+    judgment_uses,
     runs_using,
 )
 from grading.services import EditRefused, campaign_grading_queue, judgment_confirm, judgment_edit
 from grading.setup import official_model_name
 from grading.tasks import enqueue_grading
 from grading.validation.services import grading_refusal
-from scoring.models import Evaluation
+from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish
 from scoring.tasks import enqueue_scoring
 from submissions.selectors import invalid_uploads, runs_by_team
@@ -53,7 +53,7 @@ def _user(request: HttpRequest) -> User:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
     latest = {
-        track.slug: Evaluation.objects.filter(track=track).order_by("-computed_at", "-id").first()
+        track.slug: evaluation_latest(track=track)
         for track in campaign.tracks.order_by("slug")
     }
     context = {
@@ -101,8 +101,7 @@ def start_scoring(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def publish(request: HttpRequest, slug: str, track: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
-    evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track).order_by(
-        "-computed_at", "-id").first()
+    evaluation = evaluation_latest(track=get_object_or_404(campaign.tracks, slug=track))
     if evaluation is None:
         messages.error(request, f"Track {track} has not been scored yet.")
         return redirect("dashboard", slug=slug)
@@ -121,19 +120,21 @@ def publish(request: HttpRequest, slug: str, track: str) -> HttpResponse:
 @login_required
 def judgments(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _organiser_campaign(request, slug)
-    form = JudgmentFilterForm(request.GET or None, campaign=campaign)
-    # The review queue: least sure first unless the organiser asks otherwise.
-    filters: dict[str, Any] = form.filters() if form.is_valid() else {"order": "doubt"}
-    items = judgment_items(campaign=campaign, **filters)
-    page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
-    review_count = len(judgment_items(campaign=campaign, needs_review=True))
-    doubtful_count = len(judgment_items(campaign=campaign, doubtful=True, edited=False))
+    selection = ReviewQueueFilter(request.GET, campaign=campaign)
+    # A filter that does not parse lists nothing: its error says why, beside the field.
+    valid = selection.is_valid()
+    page = Paginator(selection.qs if valid else [], PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"campaign": campaign, "form": form, "page": page, "review_count": review_count,
-               "doubtful_count": doubtful_count, "query": query.urlencode(),
-               "total": len(items)}
-    return render(request, "frontend/organiser/judgments.html", context)
+    context = {
+        "campaign": campaign, "form": selection.form, "page": page,
+        "items": judgment_items(campaign=campaign, uses=page.object_list),
+        "total": page.paginator.count, "query": query.urlencode(),
+        "review_count": judgment_uses(campaign=campaign, needs_review=True).count(),
+        "doubtful_count": judgment_uses(campaign=campaign, doubtful=True, edited=False).count(),
+    }
+    return render(request, "frontend/organiser/judgments.html", context,
+                  status=200 if valid else 400)
 
 
 @login_required

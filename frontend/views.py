@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
 from frontend.forms import RunUploadForm
-from scoring.selectors import run_scores_visible
+from scoring.selectors import runs_scores_visible
 from submissions.models import RunStatus
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
 from submissions.services import INVALID_RUN, RunRefused, run_submit
@@ -109,9 +109,11 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
     if membership is None or membership.team is None:
         raise Http404("You are not in a team of this campaign.")
     now = timezone.now()
-    runs = runs_visible(campaign=campaign, user=request.user, now=now, include_shared=False)
-    rows = [(run, run_scores_visible(run=run, user=request.user, now=now) if run.is_current
-             else None) for run in runs.order_by("track__slug", "name", "-created_at")]
+    runs = list(runs_visible(campaign=campaign, user=request.user, now=now, include_shared=False)
+                .select_related("track__campaign").order_by("track__slug", "name", "-created_at"))
+    scores = runs_scores_visible(runs=[run for run in runs if run.is_current],
+                                 user=request.user, now=now)
+    rows = [(run, scores.get(run.pk)) for run in runs]
     context = {
         "campaign": campaign, "team": membership.team,
         "members": membership.team.memberships.select_related("user").order_by("user__username"),

@@ -6,14 +6,19 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, permissions, status
+from rest_framework import permissions, status
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from campaign.api import organiser_campaign
 from config.api_errors import authenticated_user
+from config.query_params import query_flag
+from grading.filters import JudgmentFilter
 from grading.models import Judgment
 from grading.review import is_doubtful
 from grading.selectors import (
@@ -26,7 +31,7 @@ from grading.selectors import (
 from grading.serializers import (
     JudgmentDetailSerializer,
     JudgmentEditSerializer,
-    JudgmentItemSerializer,
+    JudgmentPageSerializer,
     judgment_item_json,
     run_progress_json,
 )
@@ -39,10 +44,6 @@ from grading.services import (
 from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
-
-
-def _flag(value: str | None) -> bool | None:
-    return None if value is None else value.lower() in ("1", "true", "yes")
 
 
 class GradingView(APIView):
@@ -68,7 +69,7 @@ class GradingView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         run_ids = campaign_grading_queue(
-            campaign=campaign, include_graded=_flag(request.query_params.get("all")) is True)
+            campaign=campaign, include_graded=query_flag(request.query_params, "all") is True)
         tasks = enqueue_grading(run_ids)
         names = dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "name"))
         return Response({"detail": f"{len(run_ids)} run(s) queued for grading",
@@ -76,10 +77,20 @@ class GradingView(APIView):
                         status=status.HTTP_202_ACCEPTED)
 
 
+class JudgmentPagination(PageNumberPagination):
+    """DRF's page numbers: `count`, `next`, `previous`, `results`. The page size is the
+    API_PAGE_SIZE setting; a client may ask for another with `page_size`, up to the cap."""
+
+    max_page_size = 1000
+    page_size = min(api_settings.PAGE_SIZE or max_page_size, max_page_size)
+    page_size_query_param = "page_size"
+    invalid_page_message = "page {page_number!r}: {message}"
+
+
 class JudgmentListView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(summary="Judgments of the campaign's runs", parameters=[
+    @extend_schema(summary="Judgments of the campaign's runs, a page at a time", parameters=[
         OpenApiParameter("run", str), OpenApiParameter("kind", str, enum=["entailment", "answer"]),
         OpenApiParameter("qid", str),
         OpenApiParameter("edited", bool,
@@ -94,26 +105,21 @@ class JudgmentListView(APIView):
         OpenApiParameter("order", str, enum=list(JUDGMENT_ORDERS), description=(
             "run (default): by run, question and nugget; doubt: least sure first, "
             "unmeasured confidences after measured ones, then by judgment id")),
-    ], responses=JudgmentItemSerializer(many=True))
+        OpenApiParameter("page", int, description="1 (default), 2, ...: follow `next`"),
+        OpenApiParameter("page_size", int, description=(
+            f"items per page (default: the API_PAGE_SIZE setting; at most "
+            f"{JudgmentPagination.max_page_size})")),
+    ], responses=JudgmentPageSerializer)
     def get(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
-        params = request.query_params
-        kind = params.get("kind")
-        if kind not in (None, "entailment", "answer"):
-            raise exceptions.ValidationError(
-                {"kind": [f"expected entailment or answer, found {kind!r}"]})
-        order = params.get("order", "run")
-        if order not in JUDGMENT_ORDERS:
-            raise exceptions.ValidationError(
-                {"order": [f"expected {' or '.join(JUDGMENT_ORDERS)}, found {order!r}"]})
-        items = judgment_items(
-            campaign=campaign, run=params.get("run"), kind=kind, qid=params.get("qid"),
-            edited=_flag(params.get("edited")), needs_review=_flag(params.get("needs_review")),
-            disagreement=_flag(params.get("disagreement")) is True,
-            label=_flag(params.get("label")), doubtful=_flag(params.get("doubtful")),
-            order=order,
-        )
-        return Response([judgment_item_json(item) for item in items])
+        selection = JudgmentFilter(request.query_params, campaign=campaign)
+        if not selection.is_valid():
+            raise translate_validation(selection.errors)
+        paginator = JudgmentPagination()
+        uses = paginator.paginate_queryset(selection.qs, request, view=self)
+        assert uses is not None  # page_size is never 0, so there is always a page
+        items = judgment_items(campaign=campaign, uses=uses)
+        return paginator.get_paginated_response([judgment_item_json(item) for item in items])
 
 
 def _organisers_judgment(request: Request, judgment_id: int) -> Judgment:

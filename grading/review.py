@@ -38,7 +38,7 @@ def official_judgments(*, campaign: Campaign,
     """The judgments the records of `runs` (the current runs unless given) use in the
     official slot."""
     if runs is None:
-        runs = Run.objects.filter(track__campaign=campaign, is_current=True)
+        runs = Run.objects.filter(track__campaign=campaign).current()
     used = (Q(nugget_links__slot=JudgeSlot.OFFICIAL, nugget_links__nugget__run__in=runs)
             | Q(answer_links__slot=JudgeSlot.OFFICIAL, answer_links__answer__run__in=runs))
     ids = Judgment.objects.filter(used, campaign=campaign).values("pk")

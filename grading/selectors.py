@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 
 from campaign.models import Campaign, TrackKind
 from grading.models import AnswerEvaluation, JudgeSlot, Judgment, NuggetEntailment
@@ -20,7 +33,7 @@ from submissions.formats.marked_ac_run import (
     MarkedAnswerRecord,
     MarkedNugget,
 )
-from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
+from submissions.models import AnswerRecord, NuggetRecord, Run
 
 
 @dataclass(frozen=True)
@@ -103,34 +116,41 @@ class RunProgress:
 
 def ac_runs(*, campaign: Campaign) -> QuerySet[Run]:
     """The current, accepted AC runs of a campaign: what grading works on."""
-    return Run.objects.filter(
-        track__campaign=campaign, track__kind=TrackKind.AC, is_current=True,
-    ).exclude(status__in=[RunStatus.INVALID, RunStatus.RECEIVED]).select_related("team", "track")
+    return (Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current()
+            .accepted().select_related("team", "track"))
 
 
 def grading_progress(*, campaign: Campaign) -> list[RunProgress]:
-    """Judgments done/total per AC run, and how many wait for review."""
-    runs = ac_runs(campaign=campaign).annotate(
-        n_nuggets=Count("nuggets", distinct=True),
-        n_answers=Count("answers", distinct=True),
-    ).order_by("name")
-    progress = []
-    for run in runs:
-        official = Q(slot=JudgeSlot.OFFICIAL)
-        nugget_links = NuggetEntailment.objects.filter(official, nugget__run=run)
-        answer_links = AnswerEvaluation.objects.filter(official, answer__run=run)
-        review = (
-            nugget_links.filter(judgment__llm_label__isnull=True,
-                                judgment__edited_label__isnull=True).count()
-            + answer_links.filter(judgment__llm_label__isnull=True,
-                                  judgment__edited_label__isnull=True).count()
-        )
-        progress.append(RunProgress(
-            run=run, nuggets=run.n_nuggets,
-            nuggets_judged=nugget_links.count(), answers=run.n_answers,
-            answers_judged=answer_links.count(), needs_review=review,
-        ))
-    return progress
+    """Judgments done/total per AC run, and how many wait for review.
+
+    Counted per table, grouped by run: a constant number of queries however many runs
+    (and no nuggets x answers cross product, as one query joining both would make).
+    """
+    runs = list(ac_runs(campaign=campaign).order_by("name"))
+    run_ids = [run.pk for run in runs]
+    nuggets = _count_by_run(NuggetRecord.objects.filter(run__in=run_ids), "run")
+    answers = _count_by_run(AnswerRecord.objects.filter(run__in=run_ids), "run")
+    unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
+    nugget_links = NuggetEntailment.objects.filter(slot=JudgeSlot.OFFICIAL,
+                                                   nugget__run__in=run_ids)
+    answer_links = AnswerEvaluation.objects.filter(slot=JudgeSlot.OFFICIAL,
+                                                   answer__run__in=run_ids)
+    nuggets_judged = _count_by_run(nugget_links, "nugget__run")
+    answers_judged = _count_by_run(answer_links, "answer__run")
+    review = Counter(_count_by_run(nugget_links.filter(unlabelled), "nugget__run"))
+    review.update(_count_by_run(answer_links.filter(unlabelled), "answer__run"))
+    return [
+        RunProgress(run=run, nuggets=nuggets.get(run.pk, 0),
+                    nuggets_judged=nuggets_judged.get(run.pk, 0),
+                    answers=answers.get(run.pk, 0), answers_judged=answers_judged.get(run.pk, 0),
+                    needs_review=review[run.pk])
+        for run in runs
+    ]
+
+
+def _count_by_run(rows: QuerySet[Any], run: str) -> dict[int, int]:
+    """How many of `rows` belong to each run (`run` is the path to the run's id)."""
+    return dict(rows.order_by().values_list(run).annotate(n=Count("pk")))
 
 
 def runs_using(*, judgment: Judgment) -> list[Run]:
@@ -154,73 +174,116 @@ class JudgmentItem:
     doubtful: bool = False
 
 
-#: How `judgment_items` may order: by run, question and nugget; or least sure first.
+#: How judgment uses may be ordered: by run, question and nugget; or least sure first.
 JUDGMENT_ORDERS = ("run", "doubt")
 
+# The columns of a use, the same for both kinds, so that the two tables' rows can be
+# merged (UNION ALL) and ordered and paginated as one list in the database.
+_USE_ORDER = {
+    # Entailments first, then answers; each by run, question and nugget.
+    "run": ("kind_rank", "run_name", "use_qid", "nugget_num", "use_id"),
+    # Least sure first; the unmeasured after every measured one; then by judgment, whose
+    # uses stay together in run order.
+    "doubt": ("unmeasured", "confidence", "judgment_pk", "run_name", "use_qid", "nugget_num",
+              "use_id"),
+}
+_USES: dict[str, tuple[Any, str, int]] = {  # kind -> (link model, record, place in "run")
+    "entailment": (NuggetEntailment, "nugget", 0),
+    "answer": (AnswerEvaluation, "answer", 1),
+}
 
-def _doubt_order(item: JudgmentItem) -> tuple[bool, float, int]:
-    # Least sure first; unmeasured after every measured one; then the judgment's id.
-    confidence = item.judgment.confidence
-    return (confidence is None, 0.0 if confidence is None else confidence, item.judgment.pk)
+
+def counted_label_is(field: str, value: bool, *, via: str = "") -> Q:
+    """The label that counts (an organiser's edit, else the judge's) has `field` = `value`,
+    for judgments reached through `via` (e.g. "judgment__"). An unlabelled judgment matches
+    neither value."""
+    return (Q(**{f"{via}edited_label__isnull": False, f"{via}edited_label__{field}": value})
+            | Q(**{f"{via}edited_label__isnull": True, f"{via}llm_label__{field}": value}))
 
 
-def judgment_items(
+def _second_judge_disagrees(kind: str) -> Q:
+    """The record's second-slot judgment counts the other label than its official one."""
+    model, record, _ = _USES[kind]
+    field = LABEL_FIELD[kind]
+    second = model.objects.filter(**{record: OuterRef(record), "slot": JudgeSlot.SECOND})
+    disagrees = Q()
+    for official in (True, False):
+        other = second.filter(counted_label_is(field, not official, via="judgment__"))
+        disagrees |= counted_label_is(field, official, via="judgment__") & Q(Exists(other))
+    return disagrees
+
+
+def judgment_uses(
     *, campaign: Campaign, run: str | None = None, kind: str | None = None,
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
     slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
     doubtful: bool | None = None, order: str = "run",
-) -> list[JudgmentItem]:
-    """Judgments of a campaign's current runs, one item per use, filtered as asked.
+) -> QuerySet[Any]:
+    """Judgments of a campaign's current runs, one row per use, filtered and ordered in
+    the database: a lazy queryset to count and slice (paginate); `judgment_items` turns a
+    slice into items.
 
     `label` keeps the uses whose counting label (entailed, or correct) is that value;
-    `doubtful` those the judge was (or was not) less sure of than `campaign.review_below`.
-    `order` is one of JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured
-    after every measured one, then by judgment id (each judgment's uses stay together).
+    `doubtful` those the judge was (or was not) less sure of than `campaign.review_below`;
+    `disagreement` those the second judge labels otherwise. `order` is one of
+    JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured after every
+    measured one, then by judgment id (each judgment's uses stay together).
     """
     if order not in JUDGMENT_ORDERS:
         raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
     below = doubt_filter(campaign=campaign, via="judgment__")
-
-    def narrowed(links: QuerySet[Any], prefix: str) -> QuerySet[Any]:
-        links = links.filter(**{f"{prefix}__run__track__campaign": campaign,
-                                f"{prefix}__run__is_current": True, "slot": slot})
+    unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
+    sides = []
+    for use_kind, (model, record, rank) in _USES.items():
+        if kind not in (None, use_kind):
+            continue
+        links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
+                                        f"{record}__run__in": Run.objects.current(),
+                                        "slot": slot})
         if run:
-            links = links.filter(**{f"{prefix}__run__name": run})
+            links = links.filter(**{f"{record}__run__name": run})
         if qid:
-            links = links.filter(**{f"{prefix}__qid": qid})
+            links = links.filter(**{f"{record}__qid": qid})
         if edited is not None:
             links = links.filter(judgment__edited_label__isnull=not edited)
         if doubtful is not None:
             # `exclude` keeps the unmeasured (NULL) confidences: they are not doubtful.
             links = links.filter(below) if doubtful else links.exclude(below)
         if needs_review is not None:
-            unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
             links = links.filter(unlabelled) if needs_review else links.exclude(unlabelled)
-        return links.select_related("judgment", f"{prefix}__run")
+        if label is not None:
+            links = links.filter(counted_label_is(LABEL_FIELD[use_kind], label,
+                                                  via="judgment__"))
+        if disagreement:
+            links = links.filter(_second_judge_disagrees(use_kind))
+        nugget_num = (F("nugget__nugget_num") if use_kind == "entailment"
+                      else Value(None, output_field=IntegerField()))
+        sides.append(links.values(
+            use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(rank),
+            run_name=F(f"{record}__run__name"), use_qid=F(f"{record}__qid"),
+            nugget_num=nugget_num,
+            unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
+                            default=Value(0)),
+            confidence=F("judgment__confidence"),
+        ))
+    if not sides:
+        raise ValueError(f"kind must be one of {tuple(_USES)}, found {kind!r}")
+    uses = sides[0] if len(sides) == 1 else sides[0].union(*sides[1:], all=True)
+    return uses.order_by(*_USE_ORDER[order])
 
-    items: list[JudgmentItem] = []
-    if kind in (None, "entailment"):
-        for link in narrowed(NuggetEntailment.objects.all(), "nugget").order_by(
-            "nugget__run__name", "nugget__qid", "nugget__nugget_num"
-        ):
-            items.append(JudgmentItem(
-                link.judgment, link.nugget.run.name, link.nugget.qid, link.nugget.nugget_num,
-                doubtful=is_doubtful(judgment=link.judgment, campaign=campaign)))
-    if kind in (None, "answer"):
-        for link in narrowed(AnswerEvaluation.objects.all(), "answer").order_by(
-            "answer__run__name", "answer__qid"
-        ):
-            items.append(JudgmentItem(
-                link.judgment, link.answer.run.name, link.answer.qid, None,
-                doubtful=is_doubtful(judgment=link.judgment, campaign=campaign)))
-    if label is not None:
-        items = [item for item in items
-                 if (item.judgment.label or {}).get(LABEL_FIELD[item.judgment.kind]) is label]
-    if disagreement:
-        items = [item for item in items if _judges_disagree(item)]
-    if order == "doubt":
-        items.sort(key=_doubt_order)  # stable: a judgment's uses keep run and qid order
-    return items
+
+def judgment_items(*, campaign: Campaign, uses: Iterable[Mapping[str, Any]]) -> list[JudgmentItem]:
+    """The items of some `judgment_uses` rows (a page of them), in their order; their
+    judgments are loaded in one query."""
+    rows = list(uses)
+    judgments = Judgment.objects.in_bulk({row["judgment_pk"] for row in rows})
+    return [
+        JudgmentItem(judgments[row["judgment_pk"]], row["run_name"], row["use_qid"],
+                     row["nugget_num"],
+                     doubtful=is_doubtful(judgment=judgments[row["judgment_pk"]],
+                                          campaign=campaign))
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -257,7 +320,7 @@ def judge_agreement(*, campaign: Campaign) -> list[Agreement]:
                                 ("answer", AnswerEvaluation, "answer")):
         field = LABEL_FIELD[kind]
         links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
-                                        f"{record}__run__is_current": True})
+                                        f"{record}__run__in": Run.objects.current()})
         official = _labels_by_record(links.filter(slot=JudgeSlot.OFFICIAL), record)
         second = _labels_by_record(links.filter(slot=JudgeSlot.SECOND), record)
         pairs = [(bool(official[key][field]), bool(label[field]))  # type: ignore[index]
@@ -277,21 +340,3 @@ def judge_agreement(*, campaign: Campaign) -> list[Agreement]:
             result.append(_agreement(kind, "LLM vs organisers' edits", edits))
     return result
 
-
-def _judges_disagree(item: JudgmentItem) -> bool:
-    """Does the second judge label this use differently from the official judgment?"""
-    kind = item.judgment.kind
-    field = LABEL_FIELD[kind]
-    model: Any = NuggetEntailment if kind == "entailment" else AnswerEvaluation
-    record = "nugget" if kind == "entailment" else "answer"
-    links: QuerySet[Any] = model.objects.filter(**{
-        "slot": JudgeSlot.SECOND, f"{record}__run__name": item.run,
-        f"{record}__run__is_current": True, f"{record}__qid": item.qid,
-        f"{record}__run__track__campaign": item.judgment.campaign_id,
-    })
-    if kind == "entailment":
-        links = links.filter(nugget__nugget_num=item.nugget_num)
-    second = links.select_related("judgment").first()
-    if second is None or second.judgment.label is None or item.judgment.label is None:
-        return False
-    return bool(second.judgment.label[field]) != bool(item.judgment.label[field])

@@ -86,6 +86,15 @@ class JudgmentItemSerializer(serializers.Serializer[dict[str, Any]]):
     input = serializers.JSONField(help_text="what the judge saw")
 
 
+class JudgmentPageSerializer(serializers.Serializer[dict[str, Any]]):
+    """A page of the judgments list (DRF's page-number pagination)."""
+
+    count = serializers.IntegerField(help_text="items on every page together")
+    next = serializers.URLField(allow_null=True, help_text="the next page; null on the last")
+    previous = serializers.URLField(allow_null=True)
+    results = JudgmentItemSerializer(many=True)
+
+
 class JudgmentHistorySerializer(serializers.Serializer[dict[str, Any]]):
     edited_by = serializers.CharField(allow_null=True)
     edited_at = serializers.DateTimeField()

@@ -44,7 +44,6 @@ from grading.selectors import runs_using
 from grading.setup import official_judge, second_judge
 from scoring.tasks import enqueue_scoring
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
-from submissions.selectors import ACCEPTED_STATUSES
 
 # SQLite allows ~1000 parameters per query; stay well under it everywhere.
 QUERY_CHUNK = 500
@@ -95,9 +94,8 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
     """(PRrunname, qID, PassageRank) -> passage text, from the cited runs' current versions."""
     names = {n.pr_run_name for n in nuggets}
     run_ids = dict(
-        Run.objects.filter(track__campaign_id=run.track.campaign_id, name__in=names,
-                           is_current=True, status__in=ACCEPTED_STATUSES)
-        .values_list("id", "name")
+        Run.objects.filter(track__campaign_id=run.track.campaign_id, name__in=names)
+        .current().accepted().values_list("id", "name")
     )
     qids = {n.qid for n in nuggets}
     passages: dict[tuple[str, str, int], str] = {}
@@ -380,27 +378,38 @@ def judgment_confirm(*, judgment: Judgment, user: AbstractBaseUser) -> Judgment:
 
 
 # --- run status around grading ------------------------------------------------------
-GRADABLE = [RunStatus.VALID, RunStatus.GRADED, RunStatus.SCORED, RunStatus.FAILED]
+def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
+    """Mark the current accepted AC runs among `run_ids` QUEUED; how many were marked.
+
+    Called where grading is asked for, in the same transaction that sends the tasks on
+    commit, so the statuses show the queue: a round of grading ends when no run of the
+    campaign is QUEUED or GRADING (`run_grading`). A run being graded is marked too: the
+    grader's finish then records nothing (its claim is no longer GRADING) and the new
+    task grades it again, seeing whatever was asked for meanwhile (a judgment edit).
+    """
+    return (Run.objects.filter(pk__in=run_ids).of_kind(TrackKind.AC).current().accepted()
+            .update(status=RunStatus.QUEUED))
 
 
 def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     """Take a run for grading, once: False if another live task holds it or it is not gradable.
 
-    A task redelivered after its worker died carries the same token and may take its
-    run again; so may any task once the holder's heartbeat is older than
-    GRADING_STALE_SECONDS (its worker was killed and nothing redelivered the task).
-    The work is idempotent (judgments are cached, links upserted), so taking over loses
-    and duplicates nothing.
+    Gradable: QUEUED, never graded, FAILED, or graded before (grading again only costs
+    judge calls for inputs that changed). A task redelivered after its worker died carries
+    the same token and may take its run again; so may any task once the holder's
+    heartbeat is older than GRADING_STALE_SECONDS (its worker was killed and nothing
+    redelivered the task). The work is idempotent (judgments are cached, links
+    upserted), so taking over loses and duplicates nothing.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     claimable = (
-        Q(status__in=GRADABLE)
+        Q(status__in=RunStatus.AWAITING_GRADING | RunStatus.JUDGED)
         | Q(status=RunStatus.GRADING, grading_token=token)
         | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale)
     )
     return bool(
-        Run.objects.filter(claimable, pk=run_id, track__kind=TrackKind.AC, is_current=True)
+        Run.objects.filter(claimable, pk=run_id).of_kind(TrackKind.AC).current()
         .update(status=RunStatus.GRADING, grading_token=token, grading_heartbeat=now,
                 failure_reason="")
     )
@@ -435,9 +444,20 @@ def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[None]:
         thread.join()
 
 
-def run_grading_finish(*, run: Run, failure: str | None = None) -> None:
-    """Record how grading a run ended: GRADED, or FAILED with `failure` as its reason."""
-    Run.objects.filter(pk=run.pk, status=RunStatus.GRADING).update(
+def run_grading_finish(
+    *, run: Run, token: str | None = None, failure: str | None = None
+) -> None:
+    """Record how grading a run ended: GRADED, or FAILED with `failure` as its reason.
+
+    Only the claim `token` holds is ended: a grader whose run was taken over, or queued
+    again meanwhile (`runs_mark_queued`), records nothing and the outcome stays with the
+    new task. Without a token, whichever claim holds the run is ended (tests that set a
+    run GRADING by hand).
+    """
+    held = Run.objects.filter(pk=run.pk, status=RunStatus.GRADING)
+    if token is not None:
+        held = held.filter(grading_token=token)
+    held.update(
         status=RunStatus.GRADED if failure is None else RunStatus.FAILED, grading_token="",
         graded_at=timezone.now(), failure_reason=failure or "",
     )
@@ -475,9 +495,10 @@ def run_grading(
     The official judge (`judge`, else the settings' one) grades the run; the track's
     second judge, if it has one, then labels it again beside the official labels, for
     agreement only. A heartbeat keeps the claim alive meanwhile. Then:
-    - graded: the run is GRADED (any earlier failure reason cleared); if no other run
-      of the campaign is still being graded, this was the last of a round and scoring
-      is queued, for fresh leaderboards (unless not `queue_scoring`: the caller scores);
+    - graded: the run is GRADED (any earlier failure reason cleared); if no current run
+      of the campaign is QUEUED or GRADING anymore, this was the last of a round and
+      scoring is queued, for fresh leaderboards (unless not `queue_scoring`: the caller
+      scores). A run queued again while it was graded stays QUEUED (`runs_mark_queued`);
     - the judge failed (`JudgeUnavailable`): the run is FAILED with the judge's first
       error as its reason, at once when the server refused (a permanent 4xx: a bad API
       key, an unknown model); a transient failure with `may_retry` leaves the run claimed
@@ -503,31 +524,30 @@ def run_grading(
     except JudgeUnavailable as unavailable:
         if may_retry and not unavailable.permanent:
             return GradingOutcome(run=run, failure=unavailable, retry=True)
-        run_grading_finish(run=run, failure=str(unavailable))
+        run_grading_finish(run=run, token=token, failure=str(unavailable))
         return GradingOutcome(run=run, failure=unavailable)
     except Exception as error:
-        run_grading_finish(run=run, failure=UNEXPECTED_FAILURE.format(
+        run_grading_finish(run=run, token=token, failure=UNEXPECTED_FAILURE.format(
             error=type(error).__name__))
         raise
-    run_grading_finish(run=run)
+    run_grading_finish(run=run, token=token)
     campaign_id = run.track.campaign_id
     scoring_task = None
     if queue_scoring and not Run.objects.filter(
-        track__campaign_id=campaign_id, status=RunStatus.GRADING
-    ).exists():
+        track__campaign_id=campaign_id
+    ).current().in_grading().exists():
         scoring_task = enqueue_scoring(campaign_id)
     return GradingOutcome(run=run, report=report, scoring_task=scoring_task)
 
 
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
-    """The AC runs to grade: new and failed ones, those whose grader died (no heartbeat
-    for GRADING_STALE_SECONDS), and graded ones when asked."""
-    statuses = [RunStatus.VALID, RunStatus.FAILED]
-    if include_graded:
-        statuses += [RunStatus.GRADED, RunStatus.SCORED]
+    """The AC runs to grade: new, queued and failed ones (a queued run whose task was
+    lost included), those whose grader died (no heartbeat for GRADING_STALE_SECONDS),
+    and graded ones when asked."""
+    statuses = RunStatus.AWAITING_GRADING | (RunStatus.JUDGED if include_graded else frozenset())
     stale = timezone.now() - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     return list(
-        Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.AC, is_current=True)
+        Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current()
         .filter(Q(status__in=statuses) | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale))
         .order_by("pk").values_list("pk", flat=True)
     )

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaign.models import Campaign
-from grading.services import run_claim_for_grading, run_grading
+from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
 from grading.setup import judge_named, official_model_name
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
@@ -29,7 +29,7 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     refusal = campaign and grading_refusal(campaign=campaign,
                                            judge_model=official_model_name())
     if refusal:
-        # The run stays waiting; grading it again after a passing validation takes it.
+        # The run stays QUEUED; grading it again after a passing validation takes it.
         logger.warning("run %s not graded: %s", run_id, refusal)
         return None
     if not run_claim_for_grading(run_id=run_id, token=token):
@@ -53,11 +53,14 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
 
 
 def enqueue_grading(run_ids: list[int]) -> list[str]:
-    """Queue a grading task per run once the transaction commits; returns the task ids."""
+    """Mark the runs QUEUED now and send a grading task per run once the transaction
+    commits; returns the task ids. A task lost on the way leaves its run QUEUED, where
+    the next "grade pending runs" (or the `grade` command) finds it."""
 
     def send(run_id: int, task_id: str) -> None:
         grade_run.apply_async(args=(run_id,), task_id=task_id)
 
+    runs_mark_queued(run_ids=run_ids)
     task_ids = [str(uuid.uuid4()) for _ in run_ids]
     for run_id, task_id in zip(run_ids, task_ids, strict=True):
         transaction.on_commit(functools.partial(send, run_id, task_id))

@@ -25,6 +25,7 @@ from scoring.exports import (
 from scoring.models import Evaluation
 from scoring.selectors import (
     campaign_qrels,
+    evaluation_latest,
     leaderboard,
     leaderboards_visible,
     run_scores_visible,
@@ -85,8 +86,8 @@ class PublishView(APIView):
         campaign = organiser_campaign(request, slug)
         form = PublishRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        evaluation = Evaluation.objects.filter(track__campaign=campaign, track__slug=track) \
-            .order_by("-computed_at", "-id").first()
+        scored = campaign.tracks.filter(slug=track).first()
+        evaluation = evaluation_latest(track=scored) if scored else None
         if evaluation is None:
             raise exceptions.NotFound(f"track {track} of {slug} has not been scored yet")
         try:
@@ -156,8 +157,8 @@ class ExportView(APIView):
     def get(self, request: Request, slug: str, name: str) -> HttpResponse:
         campaign = organiser_campaign(request, slug)
         if name == "res.zip":
-            runs = Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.PR,
-                                      is_current=True).exclude(status="invalid")
+            runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR) \
+                .current().accepted()
             body, kind = res_zip(runs.order_by("name")), "application/zip"
         elif name == "marked.zip":
             body, kind = marked_runs_zip(ac_runs(campaign=campaign)), "application/zip"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Max
 from django.urls import reverse
 
-from campaign.models import Campaign, Role, Track, TrackKind
+from campaign.models import Campaign, Membership, Role, Track, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
 from grading.review import doubtful_judgments
@@ -19,7 +19,16 @@ from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics, best_first, ranks_by
 from scoring.measures import derive_pr_qrels
 from scoring.models import Evaluation, RunScore
-from submissions.models import Run, RunStatus
+from submissions.models import Run
+
+
+def evaluation_latest(*, track: Track, published: bool = False) -> Evaluation | None:
+    """The newest snapshot of `track` (the newest published one if `published`): what
+    organisers see and publish. None before the track is first scored."""
+    evaluations = Evaluation.objects.filter(track=track)
+    if published:
+        evaluations = evaluations.filter(published_at__isnull=False)
+    return evaluations.order_by("-computed_at", "-id").first()
 
 
 def evaluation_visible(
@@ -27,11 +36,10 @@ def evaluation_visible(
 ) -> Evaluation | None:
     """The snapshot of `track` this user may see: organisers the latest; participants the
     latest published; the public the latest published once results are released."""
-    evaluations = Evaluation.objects.filter(track=track).order_by("-computed_at", "-id")
     role = campaign_role(campaign=track.campaign, user=user)
     if role == Role.ORGANISER:
-        return evaluations.first()
-    published = evaluations.filter(published_at__isnull=False).first()
+        return evaluation_latest(track=track)
+    published = evaluation_latest(track=track, published=True)
     if published is None:
         return None
     if role == Role.PARTICIPANT or track.campaign.results_released(now):
@@ -77,23 +85,41 @@ def run_scores_visible(
 ) -> RunScore | None:
     """A run's scores in the snapshot its viewer may see; teams see their own runs'
     latest scores early when the campaign allows it."""
-    campaign = run.track.campaign
-    evaluation = evaluation_visible(track=run.track, user=user, now=now)
-    membership = campaign_membership(campaign=campaign, user=user)
-    own = membership is not None and membership.team_id == run.team_id
-    if own and campaign.teams_see_own_scores:
-        evaluation = Evaluation.objects.filter(track=run.track).order_by(
-            "-computed_at", "-id").first()
-    if evaluation is None:
-        return None
-    return RunScore.objects.filter(evaluation=evaluation, run=run).first()
+    return runs_scores_visible(runs=[run], user=user, now=now).get(run.pk)
+
+
+def runs_scores_visible(
+    *, runs: Iterable[Run], user: AbstractBaseUser | AnonymousUser, now: datetime
+) -> dict[int, RunScore]:
+    """`run_scores_visible` of many runs, by run id: the queries grow with the tracks, not
+    with the runs (a team page lists every version of every run)."""
+    memberships: dict[int, Membership | None] = {}
+    snapshots: dict[tuple[int, bool], Evaluation | None] = {}  # by (track id, early)
+    snapshot_of: dict[int, int] = {}  # run id -> the evaluation id its viewer may see
+    for run in runs:
+        campaign = run.track.campaign
+        if campaign.pk not in memberships:
+            memberships[campaign.pk] = campaign_membership(campaign=campaign, user=user)
+        membership = memberships[campaign.pk]
+        early = (campaign.teams_see_own_scores and membership is not None
+                 and membership.team_id == run.team_id)
+        if (run.track_id, early) not in snapshots:
+            snapshots[run.track_id, early] = (
+                evaluation_latest(track=run.track) if early
+                else evaluation_visible(track=run.track, user=user, now=now))
+        evaluation = snapshots[run.track_id, early]
+        if evaluation is not None:
+            snapshot_of[run.pk] = evaluation.pk
+    scores = RunScore.objects.filter(run__in=list(snapshot_of),
+                                     evaluation__in=set(snapshot_of.values()))
+    return {score.run_id: score for score in scores
+            if snapshot_of[score.run_id] == score.evaluation_id}
 
 
 def graded_ac_runs(*, campaign: Campaign) -> list[Run]:
     """The current AC runs that have been graded: what leaderboards and qrels use."""
     return list(
-        Run.objects.filter(track__campaign=campaign, track__kind=TrackKind.AC, is_current=True,
-                           status__in=[RunStatus.GRADED, RunStatus.SCORED])
+        Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current().judged()
         .select_related("team", "track").order_by("name")
     )
 

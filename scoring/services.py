@@ -41,7 +41,6 @@ from scoring.selectors import (
 )
 from submissions.models import PassageRecord, Run, RunStatus
 
-GRADED = [RunStatus.GRADED, RunStatus.SCORED]
 INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
 
 
@@ -170,8 +169,7 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
 
     `judgment_edits_seen`: the campaign's edit count taken before the qrels were derived.
     """
-    runs = list(Run.objects.filter(track=track, is_current=True,
-                                   status__in=[RunStatus.VALID, *GRADED])
+    runs = list(Run.objects.filter(track=track).current().accepted()
                 .select_related("team").order_by("name"))
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
                                            judgment_edits_seen=judgment_edits_seen,

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from campaign.models import Campaign
 from campaign.selectors import campaign_role
 from config.api_errors import authenticated_user
+from config.query_params import query_flag
 from submissions.models import Run, RunStatus
 from submissions.selectors import (
     run_for_user,
@@ -61,15 +62,15 @@ class CampaignRunsView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         now = timezone.now()
-        if request.query_params.get("shared") in ("1", "true"):
+        if query_flag(request.query_params, "shared"):
             runs = shared_pr_runs(campaign=campaign, now=now)
             if campaign_role(campaign=campaign, user=request.user) is None:
                 runs = runs.none()
         else:
             runs = runs_visible(campaign=campaign, user=request.user, now=now,
                                 include_shared=False)
-        if request.query_params.get("current") in ("1", "true"):
-            runs = runs.filter(is_current=True)
+        if query_flag(request.query_params, "current"):
+            runs = runs.current()
         runs = runs.select_related("uploaded_by").order_by("name", "-created_at")
         return Response(RunSerializer(runs, many=True).data)
 

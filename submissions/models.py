@@ -2,20 +2,78 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
 
-from campaign.models import Team, Track
+from campaign.models import Team, Track, TrackKind
 
 
 class RunStatus(models.TextChoices):
+    """Where a run is in its life: validated, queued, graded, scored (or failed).
+
+    An upload is RECEIVED, then VALID or INVALID. An AC run is QUEUED when grading is
+    asked for (the dashboard, the API, a judgment edit), GRADING while a worker holds it,
+    then GRADED or FAILED; scoring marks GRADED runs SCORED. Asking again queues a run
+    from any accepted status. PR runs stay VALID: they are scored, never graded.
+    """
+
     RECEIVED = "received", "Received"
     INVALID = "invalid", "Invalid"
     VALID = "valid", "Valid"
+    QUEUED = "queued", "Queued"
     GRADING = "grading", "Grading"
     GRADED = "graded", "Graded"
     SCORED = "scored", "Scored"
     FAILED = "failed", "Failed"
+
+    # The named sets are assigned after the class: inside an enum's body they would
+    # become members themselves.
+    ACCEPTED: ClassVar[frozenset[RunStatus]]
+    AWAITING_GRADING: ClassVar[frozenset[RunStatus]]
+    IN_GRADING: ClassVar[frozenset[RunStatus]]
+    JUDGED: ClassVar[frozenset[RunStatus]]
+
+
+# Passed validation and has its records: shareable and citable whatever grading and
+# scoring do with it later (a failed grading is the judge's fault, not the run's).
+RunStatus.ACCEPTED = frozenset({RunStatus.VALID, RunStatus.QUEUED, RunStatus.GRADING,
+                                RunStatus.GRADED, RunStatus.SCORED, RunStatus.FAILED})
+# What a grader should take: never graded, queued, or failed last time.
+RunStatus.AWAITING_GRADING = frozenset({RunStatus.VALID, RunStatus.QUEUED, RunStatus.FAILED})
+# A round of grading is not over while any current run of the campaign is here: the
+# last run to leave it queues scoring (grading.services.run_grading).
+RunStatus.IN_GRADING = frozenset({RunStatus.QUEUED, RunStatus.GRADING})
+# Every record has its official label: what scoring and the qrels read.
+RunStatus.JUDGED = frozenset({RunStatus.GRADED, RunStatus.SCORED})
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    """The run lifecycle's questions, asked one way everywhere."""
+
+    def current(self) -> RunQuerySet:
+        """The current version of each run name (older versions are history)."""
+        return self.filter(is_current=True)
+
+    def accepted(self) -> RunQuerySet:
+        """Runs that passed validation (RunStatus.ACCEPTED)."""
+        return self.filter(status__in=RunStatus.ACCEPTED)
+
+    def of_kind(self, kind: TrackKind | str) -> RunQuerySet:
+        """Runs of PR or AC tracks."""
+        return self.filter(track__kind=kind)
+
+    def in_grading(self) -> RunQuerySet:
+        """Runs queued for grading or being graded (RunStatus.IN_GRADING)."""
+        return self.filter(status__in=RunStatus.IN_GRADING)
+
+    def judged(self) -> RunQuerySet:
+        """Runs whose every record has an official label: GRADED or SCORED, or QUEUED
+        again after a grading that succeeded (a post-edit's re-grade: the edited labels
+        count at once, so its leaderboard need not wait for the worker)."""
+        regrade = models.Q(status=RunStatus.QUEUED, graded_at__isnull=False, failure_reason="")
+        return self.filter(models.Q(status__in=RunStatus.JUDGED) | regrade)
 
 
 def run_upload_path(run: Run, filename: str) -> str:
@@ -49,6 +107,7 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     replaced_at = models.DateTimeField(null=True, blank=True)
+    # When grading last ended, well or not (RunQuerySet.judged reads it with the reason).
     graded_at = models.DateTimeField(null=True, blank=True)
     # The Celery task grading this run (see grading.services.run_claim_for_grading).
     grading_token = models.CharField(max_length=64, blank=True)
@@ -56,10 +115,12 @@ class Run(models.Model):
     # to a worker that died, and another task may take the run over.
     grading_heartbeat = models.DateTimeField(null=True, blank=True)
     # Why grading last failed (the judge's first error), shown to the team and the
-    # organisers; empty unless the run is FAILED.
+    # organisers; empty unless the run is FAILED (or QUEUED again since: a claim clears it).
     failure_reason = models.TextField(blank=True)
     questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
     records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["track", "name", "-created_at"]

@@ -9,26 +9,19 @@ from datetime import datetime
 from typing import IO
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from campaign.models import Campaign, Role, Team, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
-from submissions.models import PassageRecord, Run, RunStatus
+from submissions.models import PassageRecord, Run, RunQuerySet, RunStatus
 
 
-def shared_pr_runs(*, campaign: Campaign, now: datetime) -> QuerySet[Run]:
+def shared_pr_runs(*, campaign: Campaign, now: datetime) -> RunQuerySet:
     """The PR runs shared with every team: all current valid ones, once pr_due has passed."""
     if now <= campaign.pr_due:
         return Run.objects.none()
-    return Run.objects.filter(
-        track__campaign=campaign, track__kind=TrackKind.PR, is_current=True,
-        status__in=ACCEPTED_STATUSES,
-    ).select_related("team", "track").order_by("name")
-
-
-# A run stays shareable and citable whatever grading and scoring do with it later.
-ACCEPTED_STATUSES = [RunStatus.VALID, RunStatus.GRADING, RunStatus.GRADED, RunStatus.SCORED,
-                     RunStatus.FAILED]
+    return (Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR).current()
+            .accepted().select_related("team", "track").order_by("name"))
 
 
 def visible_pr_run_names(*, campaign: Campaign, team: Team, now: datetime) -> dict[str, int]:
@@ -36,10 +29,7 @@ def visible_pr_run_names(*, campaign: Campaign, team: Team, now: datetime) -> di
 
     Returns run name -> id of its current version.
     """
-    runs = Run.objects.filter(
-        track__campaign=campaign, track__kind=TrackKind.PR, is_current=True,
-        status__in=ACCEPTED_STATUSES,
-    )
+    runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR).current().accepted()
     if now <= campaign.pr_due:
         runs = runs.filter(team=team)
     return dict(runs.values_list("name", "id"))
@@ -56,7 +46,7 @@ def pr_run_ranks(*, run_id: int) -> dict[str, frozenset[int]]:
 def runs_visible(
     *, campaign: Campaign, user: AbstractBaseUser | AnonymousUser, now: datetime,
     include_shared: bool = True,
-) -> QuerySet[Run]:
+) -> RunQuerySet:
     """Every run version `user` may see in `campaign`.
 
     Organisers: all. Participants: their team's (every version, invalid ones included)
@@ -69,11 +59,10 @@ def runs_visible(
     membership = campaign_membership(campaign=campaign, user=user)
     if membership is None or membership.team_id is None:
         return runs.none()
-    own = Q(team_id=membership.team_id)
+    own = runs.filter(team_id=membership.team_id)
     if include_shared and now > campaign.pr_due:
-        shared = Q(track__kind=TrackKind.PR, is_current=True, status__in=ACCEPTED_STATUSES)
-        return runs.filter(own | shared)
-    return runs.filter(own)
+        return own | runs.of_kind(TrackKind.PR).current().accepted()
+    return own
 
 
 def run_for_user(
@@ -105,7 +94,7 @@ def shared_pr_runs_bundle(*, campaign: Campaign, now: datetime) -> IO[bytes]:
 
 def runs_by_team(*, campaign: Campaign) -> list[tuple[Team, dict[str, list[Run]]]]:
     """Every team with its current runs per track slug (the organiser's overview)."""
-    current = Run.objects.filter(track__campaign=campaign, is_current=True).select_related(
+    current = Run.objects.filter(track__campaign=campaign).current().select_related(
         "track").order_by("name")
     by_team: dict[int, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in current:

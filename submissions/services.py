@@ -170,7 +170,7 @@ def _check_rules(
 
 def _check_quota(*, track: Track, team: Team, name: str) -> None:
     others = list(
-        Run.objects.filter(track=track, team=team, is_current=True)
+        Run.objects.filter(track=track, team=team).current()
         .exclude(name=name).values_list("name", flat=True)
     )
     if len(others) >= track.max_runs_per_team:
@@ -274,7 +274,7 @@ def run_submit(
             file.seek(0)
             run.file.save(filename or name, File(file), save=False)
             stored_name = run.file.name or ""
-            Run.objects.filter(track=track, name=name, is_current=True).update(
+            Run.objects.filter(track=track, name=name).current().update(
                 is_current=False, replaced_at=now)
             run.status, run.is_current = RunStatus.VALID, True
             run.save()

@@ -45,7 +45,7 @@ class TestJudgmentsList:
         response = personas.client("organiser").get(
             "/api/v1/campaigns/toy/judgments/?run=WASEDA-AC-1&kind=entailment")
         assert response.status_code == 200
-        items = response.json()
+        items = response.json()["results"]
         assert len(items) == 8
         first = items[0]
         assert {"id", "kind", "run", "qid", "nugget_num", "entailed", "reason", "edited",
@@ -58,13 +58,13 @@ class TestJudgmentsList:
         self, personas: Personas, graded: Run
     ) -> None:
         items = personas.client("organiser").get(
-            "/api/v1/campaigns/toy/judgments/?kind=answer").json()
+            "/api/v1/campaigns/toy/judgments/?kind=answer").json()["results"]
         assert {(i["qid"], i["correct"], tuple(i["relevant"])) for i in items} == {
             ("D001", True, (1, 2)), ("D002", False, ()), ("D003", True, (1, 2))}
 
     def test_filters_by_label(self, personas: Personas, graded: Run) -> None:
         items = personas.client("organiser").get(
-            "/api/v1/campaigns/toy/judgments/?kind=answer&label=false").json()
+            "/api/v1/campaigns/toy/judgments/?kind=answer&label=false").json()["results"]
         assert [i["qid"] for i in items] == ["D002"]
 
     @pytest.mark.parametrize("who", NOT_ORGANISER)

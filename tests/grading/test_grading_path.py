@@ -4,21 +4,28 @@ for re-grading itself, whoever calls it."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.management import call_command
+from django.test import override_settings
+from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
 from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
 from grading.services import (
+    campaign_grading_queue,
     judgment_confirm,
     judgment_edit,
     run_claim_for_grading,
     run_grade,
     run_grading,
 )
+from grading.tasks import enqueue_grading
+from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import ESA_LAUNCH, judge_from_marked_example, judgment_of
 from tests.grading.scripted_server import ScriptedServer
@@ -126,6 +133,7 @@ def test_an_edit_queues_its_runs_for_grading_once_it_commits(
         judgment_edit(judgment=judgment_of(ESA_LAUNCH), user=personas.organiser,
                       changes={"entailed": True}, reason="", note="another source says so")
     assert sent == []  # nothing before the commit
+    assert status_of(toy_ac_run) == RunStatus.QUEUED  # but the run shows it waits
     for callback in queued:
         callback()
 
@@ -142,3 +150,104 @@ def test_a_confirmation_queues_them_too(
         judgment_confirm(judgment=judgment_of(ESA_LAUNCH), user=personas.organiser)
 
     assert sent == [(toy_ac_run.pk,)]
+
+
+def status_of(run: Run) -> str:
+    return Run.objects.get(pk=run.pk).status
+
+
+def test_enqueuing_marks_the_current_ac_runs_queued_and_sends_their_tasks_on_commit(
+    toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
+    sent: list[tuple[int, ...]],
+) -> None:
+    pr_run = Run.objects.get(name="WASEDA-PO-1")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        enqueue_grading([toy_ac_run.pk, pr_run.pk])
+
+    assert (status_of(toy_ac_run), status_of(pr_run)) == (RunStatus.QUEUED, RunStatus.VALID)
+    assert sent == []
+    for callback in queued:
+        callback()
+    assert sent == [(toy_ac_run.pk,), (pr_run.pk,)]  # the PR run's task finds nothing to do
+    assert not run_claim_for_grading(run_id=pr_run.pk, token="task-2")
+
+
+def test_grading_asked_for_through_the_api_queues_the_run(
+    personas: Personas, toy_ac_run: Run, sent: list[tuple[int, ...]],
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
+
+    assert response.status_code == 202, response.json()
+    assert sent == [(toy_ac_run.pk,)]
+    assert status_of(toy_ac_run) == RunStatus.QUEUED
+    assert claimed(toy_ac_run).status == RunStatus.GRADING  # its task takes it
+
+
+def test_the_round_ends_with_the_last_queued_run_not_before(
+    personas: Personas, toy_ac_run: Run, upload: Upload, judge: OpenAIJudge,
+    django_capture_on_commit_callbacks: Capture, sent: list[tuple[int, ...]],
+) -> None:
+    response = upload("participant_b", "KYOTO-AC-1", example("WASEDA-AC-1"), track="ac")
+    assert response.status_code == 201, response.json()
+    other = Run.objects.get(pk=response.json()["id"])
+    enqueue_grading([toy_ac_run.pk, other.pk])
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        first = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+    # KYOTO-AC-1 is QUEUED, not yet GRADING: the round is not over.
+    assert first.report is not None and first.scoring_task is None and queued == []
+    assert status_of(other) == RunStatus.QUEUED
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        last = run_grading(run=claimed(other, token="task-2"), token="task-2", judge=judge)
+    assert last.scoring_task is not None and len(queued) == 1
+
+
+def test_a_run_queued_again_while_graded_is_graded_again_and_its_first_grader_records_nothing(
+    toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture,
+    sent: list[tuple[int, ...]],
+) -> None:
+    run = claimed(toy_ac_run, token="task-1")
+    enqueue_grading([run.pk])  # say, an organiser's edit while task-1 works
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        first = run_grading(run=run, token="task-1", judge=judge)
+    assert first.report is not None and first.scoring_task is None and queued == []
+    assert status_of(run) == RunStatus.QUEUED  # left for the task queued with the edit
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        again = run_grading(run=claimed(run, token="task-2"), token="task-2", judge=judge)
+    assert again.scoring_task is not None and len(queued) == 1
+    assert status_of(run) == RunStatus.GRADED
+
+
+def test_a_finish_whose_run_was_taken_over_records_nothing(
+    toy_ac_run: Run, judge: OpenAIJudge, settings: SettingsWrapper,
+) -> None:
+    run = claimed(toy_ac_run, token="task-1")
+    settings.GRADING_STALE_SECONDS = -1  # task-1 looks dead to everyone
+    run = claimed(run, token="task-2")
+
+    run_grading(run=run, token="task-1", judge=judge, queue_scoring=False)
+
+    run.refresh_from_db()
+    assert (run.status, run.grading_token) == (RunStatus.GRADING, "task-2")
+
+
+def test_a_queued_run_whose_task_was_lost_is_graded_by_the_command(
+    toy_ac_run: Run, server: ScriptedServer, monkeypatch: pytest.MonkeyPatch,
+    sent: list[tuple[int, ...]],
+) -> None:
+    enqueue_grading([toy_ac_run.pk])  # the task never reaches a worker
+    campaign = toy_ac_run.track.campaign
+    assert campaign_grading_queue(campaign=campaign) == [toy_ac_run.pk]
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())  # no progress bars
+    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"):
+        call_command("grade", campaign.slug, stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert status_of(toy_ac_run) == RunStatus.SCORED  # graded in-process, then scored
+    assert Evaluation.objects.filter(track=toy_ac_run.track).exists()
+    assert campaign_grading_queue(campaign=campaign) == []

@@ -92,7 +92,7 @@ class TestDoubtWithoutLogprobs:
         assert landing.steps[0]["confidence_from"] == "samples"
         assert landing.reason == "scripted"  # doubted, so explained
         assert judgment_of(MARS_DIAMETER).confidence == pytest.approx(1.0)
-        doubtful = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1").json()
+        doubtful = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1").json()["results"]
         assert [label_of(i) for i in doubtful] == ["D001#1"]
 
 
@@ -100,7 +100,7 @@ class TestTheQueue:
     def test_items_carry_confidence_doubt_and_steps_beside_the_documented_fields(
         self, personas: Personas, doubted: Run
     ) -> None:
-        items = personas.client("organiser").get(f"{JUDGMENTS}?kind=entailment").json()
+        items = personas.client("organiser").get(f"{JUDGMENTS}?kind=entailment").json()["results"]
         landing = next(i for i in items if label_of(i) == "D001#1")
         assert {"id", "kind", "run", "qid", "nugget_num", "entailed", "reason", "edited",
                 "judge", "confidence", "doubtful", "steps"} <= set(landing)
@@ -119,7 +119,7 @@ class TestTheQueue:
         unmeasured = judgment_of(FOURTH_PLANET)
         Judgment.objects.filter(pk=unmeasured.pk).update(confidence=None)
 
-        items = personas.client("organiser").get(f"{JUDGMENTS}?order=doubt").json()
+        items = personas.client("organiser").get(f"{JUDGMENTS}?order=doubt").json()["results"]
 
         assert [label_of(i) for i in items[:4]] == ["D001#1", "D002", "D003", "D003#1"]
         assert [i["confidence"] for i in items[:4]] == pytest.approx([0.6, 0.7, 0.75, 0.9])
@@ -132,23 +132,23 @@ class TestTheQueue:
     def test_without_an_order_the_list_stays_by_run_and_question(
         self, personas: Personas, doubted: Run
     ) -> None:
-        items = personas.client("organiser").get(f"{JUDGMENTS}?kind=answer").json()
+        items = personas.client("organiser").get(f"{JUDGMENTS}?kind=answer").json()["results"]
         assert [i["qid"] for i in items] == ["D001", "D002", "D003"]
 
     def test_the_doubtful_filter_keeps_what_the_judge_was_unsure_of(
         self, personas: Personas, doubted: Run
     ) -> None:
         client = personas.client("organiser")
-        doubtful = client.get(f"{JUDGMENTS}?doubtful=1&order=doubt").json()
+        doubtful = client.get(f"{JUDGMENTS}?doubtful=1&order=doubt").json()["results"]
         assert [label_of(i) for i in doubtful] == ["D001#1", "D002", "D003"]
         assert all(i["doubtful"] for i in doubtful)
-        sure = client.get(f"{JUDGMENTS}?doubtful=false").json()
+        sure = client.get(f"{JUDGMENTS}?doubtful=false").json()["results"]
         assert len(sure) == 8 and not any(i["doubtful"] for i in sure)
 
     def test_the_threshold_is_the_campaigns(self, personas: Personas, doubted: Run) -> None:
         personas.campaign.review_below = 0.65
         personas.campaign.save()
-        doubtful = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1").json()
+        doubtful = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1").json()["results"]
         assert [label_of(i) for i in doubtful] == ["D001#1"]
 
     def test_an_unknown_order_is_named(self, personas: Personas, doubted: Run) -> None:
@@ -182,7 +182,8 @@ class TestConfirming:
         assert edit.previous_reason == edit.new_reason == "scripted"
         assert len(queued) == 1  # its run is graded and scored again, as after an edit
 
-        left = personas.client("organiser").get(f"{JUDGMENTS}?doubtful=1&edited=false").json()
+        left = personas.client("organiser").get(
+            f"{JUDGMENTS}?doubtful=1&edited=false").json()["results"]
         assert [label_of(i) for i in left] == ["D002", "D003"]
         # Nothing changes in the marked run: the label stood.
         report = run_grade(run=doubted, judge=judge)

@@ -32,7 +32,7 @@
           status.className = "status status-" + run.status;
           row.querySelector(".run-status .failure-reason").textContent =
             run.failure_reason ? ": " + run.failure_reason : "";
-          if (run.status === "grading") { busy = true; }
+          if (run.status === "queued" || run.status === "grading") { busy = true; }
         });
         window.setTimeout(refresh, busy ? 2000 : 10000);
       })

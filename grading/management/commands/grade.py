@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 outcome = run_grading(run=run, token=token, judge=judge, queue_scoring=False,
                                       watch=RunBar)
             except KeyboardInterrupt:
-                run_grading_finish(run=run, failure=INTERRUPTED)  # not left claimed
+                run_grading_finish(run=run, token=token, failure=INTERRUPTED)  # not left claimed
                 raise
             report = outcome.report
             if report is None:

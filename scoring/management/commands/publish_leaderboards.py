@@ -17,7 +17,7 @@ from django.db import transaction
 from campaign.management.lookup import campaign_arg, user_arg
 from campaign.models import Role
 from campaign.selectors import campaign_role
-from scoring.models import Evaluation
+from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish
 
 NOT_AN_ORGANISER = "'{username}' is not an organiser of {campaign}: only organisers publish"
@@ -61,8 +61,7 @@ class Command(BaseCommand):
         refused: dict[str, PublishRefused] = {}
         with transaction.atomic():
             for track in tracks.order_by("slug"):
-                evaluation = Evaluation.objects.filter(track=track).order_by(
-                    "-computed_at", "-id").first()
+                evaluation = evaluation_latest(track=track)
                 if evaluation is None:
                     self.stderr.write(f"track {track.slug}: not scored yet, nothing to publish")
                     continue

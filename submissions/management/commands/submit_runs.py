@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
 from campaign.management.lookup import campaign_arg, user_arg
 from submissions.formats.run_names import parse_run_name
@@ -50,9 +49,8 @@ class Command(BaseCommand):
             self.stderr.write(f"{path}: not a run name this campaign has a track for")
             return False
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if Run.objects.filter(track=track, name=name, sha256=digest).filter(
-            Q(is_current=True) | Q(status=RunStatus.INVALID)
-        ).exists():
+        same = Run.objects.filter(track=track, name=name, sha256=digest)
+        if (same.current() | same.filter(status=RunStatus.INVALID)).exists():
             self.stdout.write(f"{path}: unchanged since its last upload, skipped")
             return True
         try:

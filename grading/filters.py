@@ -1,0 +1,100 @@
+"""The judgments list's query parameters, one FilterSet for the API and the review page.
+
+The filtering itself is `grading.selectors.judgment_uses`, in the database: a judgment
+is listed once per use (a nugget record's entailment, an answer's evaluation), and the
+uses of the two kinds live in two tables merged into one order. So these FilterSets
+declare and parse the parameters (a bad value is a form error naming it, which the API
+answers with a 400) and hand the cleaned values to that selector.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django import forms
+from django.db.models import QuerySet
+from django.http import QueryDict
+
+from campaign.models import Campaign
+from config.query_params import FlagCheckbox, FlagField
+from grading.models import JudgmentKind
+from grading.selectors import JUDGMENT_ORDERS, ac_runs, judgment_uses
+
+BAD_KIND = "expected entailment or answer, found %(value)r"
+BAD_ORDER = f"expected {' or '.join(JUDGMENT_ORDERS)}, found %(value)r"
+
+
+class FlagFilter(django_filters.BooleanFilter):
+    """A yes/no parameter, parsed as every other one is (config.query_params)."""
+
+    field_class = FlagField
+
+
+class JudgmentFilter(django_filters.FilterSet):
+    """The judgments API's filters; `qs` is the matching uses, ordered, ready to paginate."""
+
+    run = django_filters.CharFilter(label="Run")
+    qid = django_filters.CharFilter(label="Question (qID)", max_length=64)
+    kind = django_filters.ChoiceFilter(
+        label="Kind", empty_label="Any", error_messages={"invalid_choice": BAD_KIND},
+        choices=[(JudgmentKind.ENTAILMENT, "Nugget entailment"),
+                 (JudgmentKind.ANSWER, "Answer evaluation")])
+    label = FlagFilter(label="Label (entailed / correct)")
+    needs_review = FlagFilter(label="Needs review")
+    edited = FlagFilter(label="Edited by an organiser")
+    disagreement = FlagFilter(label="Second judge disagrees")
+    doubtful = FlagFilter(label="Doubtful")
+    order = django_filters.ChoiceFilter(
+        label="Order", empty_label=None, error_messages={"invalid_choice": BAD_ORDER},
+        choices=[("doubt", "Least sure first"), ("run", "Run, question, nugget")])
+
+    #: The order when none is asked for.
+    default_order = "run"
+
+    def __init__(self, data: QueryDict | dict[str, Any], *, campaign: Campaign) -> None:
+        self.campaign = campaign
+        # Bound even when empty, so that an empty query is "no filter", not "unfiltered
+        # base queryset"; the base is every use, in the default order.
+        super().__init__(data, queryset=judgment_uses(campaign=campaign,
+                                                      order=self.default_order))
+
+    def selection(self) -> dict[str, Any]:
+        """The valid parameters as `judgment_uses` keyword arguments."""
+        data = self.form.cleaned_data
+        return {
+            "run": data.get("run") or None, "qid": data.get("qid") or None,
+            "kind": data.get("kind") or None, "label": data.get("label"),
+            "needs_review": data.get("needs_review"), "edited": data.get("edited"),
+            "doubtful": data.get("doubtful"),
+            # Only a yes filters: "disagreement=false" is the whole list, as no value is.
+            "disagreement": data.get("disagreement") is True,
+            "order": data.get("order") or self.default_order,
+        }
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        # The base is a UNION, which cannot be narrowed: the selector builds it anew.
+        return judgment_uses(campaign=self.campaign, **self.selection())
+
+
+class ReviewQueueFilter(JudgmentFilter):
+    """The organiser review page's form: the least sure first unless asked otherwise;
+    "doubtful" is what is left to review; the runs to choose from in a list."""
+
+    disagreement = FlagFilter(label="Second judge disagrees", widget=FlagCheckbox())
+    doubtful = FlagFilter(label="Doubtful, not yet reviewed", widget=FlagCheckbox())
+
+    default_order = "doubt"
+
+    def __init__(self, data: QueryDict | dict[str, Any], *, campaign: Campaign) -> None:
+        super().__init__(data, campaign=campaign)
+        names = ac_runs(campaign=campaign).order_by("name").values_list("name", flat=True)
+        self.filters["run"].extra["widget"] = forms.Select(
+            choices=[("", "Any"), *((name, name) for name in names)])
+
+    def selection(self) -> dict[str, Any]:
+        selection = super().selection()
+        if selection.pop("doubtful") is True:
+            # What is left to review: doubtful, and neither edited nor confirmed yet.
+            selection.update(doubtful=True, edited=False)
+        return selection
