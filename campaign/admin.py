@@ -1,8 +1,21 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
-from campaign.models import Campaign, GoldAnswer, Membership, Question, Team, Track
+from django.contrib import admin
+from django.http import HttpRequest
+
+from campaign.models import (
+    Campaign,
+    CorpusPassage,
+    GoldAnswer,
+    Membership,
+    Question,
+    Team,
+    TestBankEdit,
+    TestBankItem,
+    Track,
+)
 
 
 class TrackInline(admin.TabularInline[Track, Campaign]):
@@ -53,3 +66,38 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
 class TrackAdmin(admin.ModelAdmin[Track]):
     list_display = ("slug", "campaign", "kind", "max_runs_per_team", "answer_check")
     list_filter = ("campaign", "kind")
+
+
+@admin.register(CorpusPassage)
+class CorpusPassageAdmin(admin.ModelAdmin[CorpusPassage]):
+    list_display = ("docid", "campaign")
+    list_filter = ("campaign",)
+    search_fields = ("=docid",)  # exact: a corpus may hold a million passages
+    show_full_result_count = False
+
+
+class TestBankEditInline(admin.TabularInline[TestBankEdit, TestBankItem]):
+    model = TestBankEdit
+    extra = 0
+    can_delete = False
+    readonly_fields = ("action", "user", "at", "note", "previous_text", "previous_answers",
+                       "previous_status", "text", "answers")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(TestBankItem)
+class TestBankItemAdmin(admin.ModelAdmin[TestBankItem]):
+    """Read-only: changes go through the API or the organiser page, which audit them."""
+
+    list_display = ("item_id", "campaign", "question", "target", "status", "text")
+    list_filter = ("campaign", "target", "status")
+    search_fields = ("item_id", "text")
+    inlines = [TestBankEditInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

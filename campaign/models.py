@@ -1,20 +1,22 @@
-"""Campaigns, their phases and tracks, questions, gold answers, teams and memberships."""
+"""Campaigns, their phases and tracks, questions, gold answers, teams and memberships;
+for RUBRIC campaigns (DESIGN.md section 10) also the corpus and the test bank."""
 
 from __future__ import annotations
 
+import hashlib
 import zoneinfo
 from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
 
 # Defined once, in the judge's pure package: it imports no app, so campaign may import it
 # (pyproject.toml, import-linter). Callers may import it from here too.
-from grading.llm.prompts import AnswerCheck
+from grading.llm.prompts import AnswerCheck, PromptTarget, RubricAnswerCheck
 
 TEAM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 TEAM_NAME_HELP = "letters, digits, '_' and '-', starting with a letter or digit, at most 64"
@@ -80,31 +82,74 @@ class Campaign(models.Model):
 class TrackKind(models.TextChoices):
     PR = "pr", "Passage retrieval (PR)"
     AC = "ac", "Answer with confidence (AC)"
+    RANKING = "ranking", "Ranking (TREC run)"
+    RESPONSE = "response", "Generated response"
 
 
-ANSWER_CHECK_CHOICES = [
+#: The kinds of a RUBRIC campaign (DESIGN.md section 10): each has its own `due`.
+RUBRIC_TRACK_KINDS = (TrackKind.RANKING, TrackKind.RESPONSE)
+
+AC_ANSWER_CHECK_CHOICES = [
     (AnswerCheck.NUGGETS.value, "From the nuggets only"),
     (AnswerCheck.GOLD.value, "Against the gold answers"),
     (AnswerCheck.BOTH.value, "Nuggets and gold answers"),
 ]
+RUBRIC_ANSWER_CHECK_CHOICES = [
+    (RubricAnswerCheck.NONE.value, "The self-rated grade alone"),
+    (RubricAnswerCheck.KEY.value, "Answer key, by edit distance (EXAM++)"),
+    (RubricAnswerCheck.LLM.value, "Answer key, by the judge"),
+]
+ANSWER_CHECK_CHOICES = AC_ANSWER_CHECK_CHOICES + RUBRIC_ANSWER_CHECK_CHOICES
+ANSWER_CHECK_FOR_KIND = (
+    "answer_check '{value}' does not apply to a {kind} track (expected one of: {expected})"
+)
+RUBRIC_TRACK_NEEDS_DUE = "A ranking or response track has its own deadline."
+
+
+class RubricLabel(models.TextChoices):
+    """How Rubric-Qrels label a passage from its grades (DESIGN.md section 10)."""
+
+    MAX = "max", "Highest grade over the items"
+    COUNT = "count", "Number of items at min_grade or above"
 
 
 class Track(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="tracks")
     slug = models.SlugField(max_length=32)
-    kind = models.CharField(max_length=2, choices=TrackKind.choices)
+    kind = models.CharField(max_length=8, choices=TrackKind.choices)
     max_runs_per_team = models.PositiveSmallIntegerField(
         default=4, validators=[MinValueValidator(1)]
     )
     answer_check = models.CharField(
         max_length=8, choices=ANSWER_CHECK_CHOICES, default=AnswerCheck.NUGGETS.value,
-        help_text="AC tracks: what the judge checks answers against.",
+        help_text=(
+            "AC tracks: what the judge checks answers against (nuggets, gold, both); "
+            "ranking/response tracks: how an extracted answer is checked (none, key, llm)."
+        ),
     )
     # An optional second judge whose labels are stored beside the official ones, only to
     # measure agreement (Cohen's kappa); it never changes the scores.
     # Not a URLField: service names without a dot (http://vllm:8000/v1) are normal here.
     second_judge_base_url = models.CharField(max_length=300, blank=True)
     second_judge_model = models.CharField(max_length=200, blank=True)
+    # RUBRIC tracks (ranking, response) only; DESIGN.md section 10.
+    own_due = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Ranking/response tracks: runs are due (PR/AC tracks use the campaign's).",
+    )
+    depth = models.PositiveSmallIntegerField(
+        default=20, validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="Passages graded per query: the top `depth` of each run.",
+    )
+    min_grade = models.PositiveSmallIntegerField(
+        default=4, validators=[MaxValueValidator(5)],
+        help_text="An item counts as answered at this self-rated grade (0..5) or above.",
+    )
+    label = models.CharField(max_length=8, choices=RubricLabel.choices, default=RubricLabel.MAX)
+    cover_k = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="The k of Rubric-Cover@k.",
+    )
 
     class Meta:
         ordering = ["campaign", "slug"]
@@ -115,8 +160,24 @@ class Track(models.Model):
     def __str__(self) -> str:
         return f"{self.campaign.slug}/{self.slug}"
 
+    @property
+    def is_rubric(self) -> bool:
+        return self.kind in RUBRIC_TRACK_KINDS
+
+    def clean(self) -> None:
+        choices = RUBRIC_ANSWER_CHECK_CHOICES if self.is_rubric else AC_ANSWER_CHECK_CHOICES
+        allowed = [value for value, _ in choices]
+        if self.kind != TrackKind.PR and self.answer_check not in allowed:
+            raise ValidationError({"answer_check": ANSWER_CHECK_FOR_KIND.format(
+                value=self.answer_check, kind=self.kind, expected=", ".join(allowed))})
+        if self.is_rubric and self.own_due is None:
+            raise ValidationError({"own_due": RUBRIC_TRACK_NEEDS_DUE})
+
     def due(self) -> datetime:
-        """The UTC deadline of this track: PR runs by pr_due, AC runs by ac_due."""
+        """The UTC deadline of this track: PR runs by pr_due, AC runs by ac_due,
+        ranking/response runs by the track's own due."""
+        if self.is_rubric and self.own_due is not None:
+            return self.own_due
         return self.campaign.pr_due if self.kind == TrackKind.PR else self.campaign.ac_due
 
 
@@ -208,3 +269,116 @@ class Membership(models.Model):
             raise ValidationError({"team": "Organisers do not belong to a team."})
         if self.team is not None and self.team.campaign_id != self.campaign_id:
             raise ValidationError({"team": "The team belongs to another campaign."})
+
+
+class CorpusPassage(models.Model):
+    """A passage of a RUBRIC campaign's corpus: the text that ranking runs name by docid.
+
+    Loaded from the `corpus:` file (campaign/corpus.py); a docid keeps its text once
+    loaded, since runs and grades cite it.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="corpus")
+    docid = models.CharField(max_length=200)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["campaign", "docid"]
+        constraints = [
+            # Also the index behind every lookup by docid within a campaign.
+            models.UniqueConstraint(fields=["campaign", "docid"], name="corpus_docid_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.docid}"
+
+
+class BankItemStatus(models.TextChoices):
+    DRAFT = "draft", "Draft (generated, not yet reviewed)"
+    ACTIVE = "active", "Active"
+    RETIRED = "retired", "Retired (kept in the history)"
+
+
+def text_hash(text: str) -> str:
+    """sha256 (hex) of an item text's UTF-8 bytes, as stored (`TestBankItem.text_hash`)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class TestBankItem(models.Model):
+    """An exam question or nugget of one query's test bank (secret: organisers only).
+
+    `item_id` is the item's identity (the workbench's ``question_id``/``nugget_id``,
+    by default ``qid/md5(text)`` of its first text) and stays when the text is edited.
+    `text_hash` is what the item *says*: sha256 of `text`, changed by every edit of the
+    text. Grading keys rubric judgments on it (with the passage), so an edited item is
+    a new input whose earlier grades are stale, never silently reused; an edit back to
+    an earlier text meets its earlier grades again, which are right for that text.
+    `answers` (the EXAM++ answer key of a question; empty: none) is not in the hash: it
+    does not change the self-rating, only the answer check, whose input holds it.
+    """
+
+    __test__ = False  # a model, not a pytest class
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="test_bank")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="bank_items")
+    item_id = models.CharField(max_length=200)
+    target = models.CharField(max_length=16, choices=[(t.value, t.value) for t in PromptTarget])
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64, editable=False)
+    answers = models.JSONField(default=list, blank=True)
+    status = models.CharField(
+        max_length=8, choices=BankItemStatus.choices, default=BankItemStatus.ACTIVE
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="+", help_text="Empty: loaded from the campaign file or generated.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign", "question__position", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "item_id"], name="bank_item_id_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.item_id
+
+    def clean(self) -> None:
+        if self.question_id is not None and self.question.campaign_id != self.campaign_id:
+            raise ValidationError({"question": "The question belongs to another campaign."})
+        if self.answers and self.target != PromptTarget.QUESTIONS:
+            raise ValidationError({"answers": "Only questions have an answer key."})
+
+
+class BankEditAction(models.TextChoices):
+    ADD = "add", "Added"
+    EDIT = "edit", "Edited"
+    RETIRE = "retire", "Retired"
+
+
+class TestBankEdit(models.Model):
+    """One change to a test-bank item: who, when, why, and what it said before."""
+
+    __test__ = False
+
+    item = models.ForeignKey(TestBankItem, on_delete=models.CASCADE, related_name="edits")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="+", help_text="Empty: the campaign file or the judge made the change.",
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=8, choices=BankEditAction.choices)
+    note = models.TextField(blank=True)
+    previous_text = models.TextField(blank=True)
+    previous_answers = models.JSONField(default=list, blank=True)
+    previous_status = models.CharField(max_length=8, blank=True)
+    text = models.TextField(blank=True, help_text="The text after the change.")
+    answers = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["item", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.item_id} at {self.at:%Y-%m-%d %H:%M}"

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import itertools
 import zoneinfo
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
-from campaign.models import Campaign, Membership, Question, Role
+from campaign.models import (
+    BankItemStatus,
+    Campaign,
+    CorpusPassage,
+    Membership,
+    Question,
+    Role,
+    TestBankItem,
+    Track,
+    TrackKind,
+)
+from submissions.formats.common import TextSink
+from submissions.formats.test_bank import BankItem, QueryBank, write_test_bank
 
 QUESTIONS_NOT_YET = "The questions of {campaign} are released at {at} (UTC)."
 QUESTIONS_NOT_PUBLIC = (
@@ -88,15 +102,88 @@ PHASE_LABELS = {
 }
 
 
+#: The phases that are a deadline of one kind of track, shown only with such a track.
+R2C2_DUE_KINDS = {"pr_due": TrackKind.PR, "ac_due": TrackKind.AC}
+TRACK_DUE_LABEL = "Runs of track {track} due"
+
+
+def phase_applies(key: str, tracks: Sequence[Track]) -> bool:
+    """Does the phase `key` mean something for a campaign with these tracks? pr_due and
+    ac_due do not in a campaign with ranking/response tracks and no track of their kind:
+    it stores them only to keep the columns filled (campaign.services)."""
+    if key not in R2C2_DUE_KINDS or not any(track.is_rubric for track in tracks):
+        return True
+    return any(track.kind == R2C2_DUE_KINDS[key] for track in tracks)
+
+
 def campaign_timeline(*, campaign: Campaign, now: datetime) -> list[TimelineEntry]:
+    """The campaign's phases in time order, and the own deadline of each ranking/response
+    track (DESIGN.md section 10). pr_due and ac_due are left out only where they mean
+    nothing: a campaign with ranking/response tracks and no track of their kind (an R2C2
+    campaign shows both, even before its tracks are set up)."""
     zone = zoneinfo.ZoneInfo(campaign.timezone)
-    entries = []
-    for key, label in PHASE_LABELS.items():
-        at: datetime | None = getattr(campaign, key)
-        if at is None:
-            continue
-        entries.append(TimelineEntry(
-            key=key, label=label, at_utc=at.astimezone(UTC),
-            at_local=at.astimezone(zone), passed=now >= at,
-        ))
-    return entries
+    tracks = list(campaign.tracks.all())
+    moments: list[tuple[str, str, datetime | None]] = [
+        (key, label, getattr(campaign, key)) for key, label in PHASE_LABELS.items()
+        if phase_applies(key, tracks)
+    ]
+    moments += [(f"track:{track.slug}", TRACK_DUE_LABEL.format(track=track.slug),
+                 track.own_due) for track in tracks if track.is_rubric]
+    entries = [
+        TimelineEntry(key=key, label=label, at_utc=at.astimezone(UTC),
+                      at_local=at.astimezone(zone), passed=now >= at)
+        for key, label, at in moments if at is not None
+    ]
+    return sorted(entries, key=lambda entry: entry.at_utc)
+
+#: Docids per query of `corpus_missing`: well under every database's limit on
+#: parameters (SQLite's is 32,766; Oracle's IN list 1,000 is not a concern here).
+CORPUS_LOOKUP_BATCH = 900
+
+
+def corpus_missing(*, campaign: Campaign, docids: Iterable[str]) -> set[str]:
+    """The docids of `docids` that are not in the campaign's corpus, one query per batch.
+
+    The TREC run parser takes it as its `missing_docids` (with the campaign bound).
+    """
+    wanted = list(dict.fromkeys(docids))
+    missing: set[str] = set()
+    for start in range(0, len(wanted), CORPUS_LOOKUP_BATCH):
+        batch = wanted[start : start + CORPUS_LOOKUP_BATCH]
+        found = set(CorpusPassage.objects.filter(campaign=campaign, docid__in=batch)
+                    .values_list("docid", flat=True))
+        missing.update(docid for docid in batch if docid not in found)
+    return missing
+
+
+def testbank_items(
+    *, campaign: Campaign, qid: str | None = None, status: str | None = None
+) -> QuerySet[TestBankItem]:
+    """The campaign's test-bank items (retired ones too, unless `status` says), in the
+    order of the questions file. Secret: for organisers only."""
+    items = TestBankItem.objects.filter(campaign=campaign).select_related(
+        "question", "created_by")
+    if qid is not None:
+        items = items.filter(question__qid=qid)
+    if status is not None:
+        items = items.filter(status=status)
+    return items
+
+
+def testbank_current(*, campaign: Campaign) -> list[QueryBank]:
+    """The bank as grading uses it (drafts and active items, not retired ones), one
+    `QueryBank` per query that has items, in the order of the questions file."""
+    banks: list[QueryBank] = []
+    items = testbank_items(campaign=campaign).exclude(status=BankItemStatus.RETIRED)
+    for question, group in itertools.groupby(items, key=lambda item: item.question):
+        listed = list(group)
+        banks.append(QueryBank(
+            query_id=question.qid, query_text=question.text, target=listed[0].target,
+            items=tuple(BankItem(item.item_id, item.text, tuple(item.answers) or None)
+                        for item in listed)))
+    return banks
+
+
+def testbank_export(*, campaign: Campaign, text_file: TextSink) -> None:
+    """Write the current bank in the workbench's JSONL shape (DESIGN.md section 10)."""
+    write_test_bank(testbank_current(campaign=campaign), text_file)

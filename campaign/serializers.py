@@ -4,7 +4,19 @@ from typing import Any
 
 from rest_framework import serializers
 
-from campaign.models import Campaign, GoldAnswer, Question, Track
+from campaign.models import (
+    Campaign,
+    GoldAnswer,
+    Question,
+    TestBankEdit,
+    TestBankItem,
+    Track,
+)
+from campaign.selectors import phase_applies
+from campaign.testbank import MAX_ANSWERS, MAX_ITEM_CHARS, MAX_NOTE_CHARS
+from grading.llm.prompts import PromptTarget
+
+RUBRIC_ONLY = "ranking/response tracks only"
 
 
 class TrackSerializer(serializers.ModelSerializer[Track]):
@@ -12,13 +24,22 @@ class TrackSerializer(serializers.ModelSerializer[Track]):
 
     class Meta:
         model = Track
-        fields = ["slug", "kind", "max_runs_per_team", "answer_check", "due"]
+        fields = ["slug", "kind", "max_runs_per_team", "answer_check", "due", "depth",
+                  "min_grade", "label", "cover_k"]
+        extra_kwargs = {
+            "depth": {"help_text": f"passages graded per query ({RUBRIC_ONLY})"},
+            "min_grade": {"help_text": f"an item counts at this grade or above ({RUBRIC_ONLY})"},
+            "label": {"help_text": f"Rubric-Qrels label: max or count ({RUBRIC_ONLY})"},
+            "cover_k": {"help_text": f"the k of Rubric-Cover@k ({RUBRIC_ONLY})"},
+        }
 
 
 class PhasesSerializer(serializers.Serializer[Campaign]):
     topics_release = serializers.DateTimeField()
-    pr_due = serializers.DateTimeField()
-    ac_due = serializers.DateTimeField()
+    pr_due = serializers.DateTimeField(
+        allow_null=True, help_text="null when the campaign has no PR track")
+    ac_due = serializers.DateTimeField(
+        allow_null=True, help_text="null when the campaign has no AC track")
     results_release = serializers.DateTimeField(allow_null=True)
 
 
@@ -35,7 +56,12 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         fields = ["slug", "title", "description", "timezone", "phases", "tracks", "role", "team"]
 
     def get_phases(self, campaign: Campaign) -> dict[str, Any]:
-        return PhasesSerializer(campaign).data
+        phases = dict(PhasesSerializer(campaign).data)
+        tracks = list(campaign.tracks.all())
+        for key in phases:
+            if not phase_applies(key, tracks):
+                phases[key] = None  # stored to fill the column; no deadline of this campaign
+        return phases
 
     def get_tracks(self, campaign: Campaign) -> list[dict[str, Any]]:
         return list(TrackSerializer(campaign.tracks.all(), many=True).data)
@@ -62,3 +88,60 @@ class OrganiserQuestionSerializer(QuestionSerializer):
 
     class Meta(QuestionSerializer.Meta):
         fields = [*QuestionSerializer.Meta.fields, "gold_answers"]
+
+
+class TestBankEditSerializer(serializers.ModelSerializer[TestBankEdit]):
+    user = serializers.SlugRelatedField[Any](read_only=True, slug_field="username")
+
+    class Meta:
+        model = TestBankEdit
+        fields = ["action", "user", "at", "note", "previous_text", "previous_answers",
+                  "previous_status", "text", "answers"]
+
+
+class TestBankItemSerializer(serializers.ModelSerializer[TestBankItem]):
+    qid = serializers.CharField(source="question.qid", read_only=True)
+    created_by = serializers.SlugRelatedField[Any](read_only=True, slug_field="username")
+    answers = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = TestBankItem
+        fields = ["id", "qid", "item_id", "target", "text", "answers", "status", "text_hash",
+                  "created_by", "created_at", "updated_at"]
+        extra_kwargs = {"text_hash": {"help_text": (
+            "sha256 of the text: grades are given to a text, so a new hash makes the "
+            "item's earlier grades stale")}}
+
+
+class TestBankItemDetailSerializer(TestBankItemSerializer):
+    history = TestBankEditSerializer(source="edits", many=True, read_only=True)
+
+    class Meta(TestBankItemSerializer.Meta):
+        fields = [*TestBankItemSerializer.Meta.fields, "history"]
+
+
+# Input forms: lengths are checked by the service (one message for API and pages), but a
+# body of megabytes is cut short here, with the same limits.
+_answers = serializers.ListField(
+    child=serializers.CharField(trim_whitespace=False, allow_blank=True,
+                                max_length=MAX_ITEM_CHARS),
+    max_length=MAX_ANSWERS, required=False)
+
+
+class TestBankAddSerializer(serializers.Serializer[Any]):
+    qid = serializers.CharField(max_length=64)
+    target = serializers.ChoiceField(choices=[t.value for t in PromptTarget])
+    text = serializers.CharField(trim_whitespace=False, max_length=MAX_ITEM_CHARS)
+    answers = _answers
+    note = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                 max_length=MAX_NOTE_CHARS)
+
+
+class TestBankEditFormSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField(required=False, trim_whitespace=False,
+                                 max_length=MAX_ITEM_CHARS)
+    answers = _answers
+    status = serializers.ChoiceField(choices=["draft", "active"], required=False,
+                                     help_text="activate a reviewed draft (retire: DELETE)")
+    note = serializers.CharField(trim_whitespace=False, max_length=MAX_NOTE_CHARS,
+                                 help_text="why: required, kept in the item's history")

@@ -1,14 +1,22 @@
-"""Writes for campaigns: loading a campaign description into the database."""
+"""Writes for campaigns: loading a campaign description into the database.
+
+The corpus and the test bank of a RUBRIC campaign have services of their own
+(campaign/corpus.py, campaign/testbank.py); `campaign_load` calls them in its one
+transaction.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from campaign.campaign_file import CampaignSpec
+from campaign.campaign_file import CampaignFileError, CampaignSpec
+from campaign.corpus import corpus_load
 from campaign.models import Campaign, GoldAnswer, Membership, Question, Role, Team, Track
+from campaign.testbank import testbank_load
 
 QUESTION_KEPT = (
     "question {qid} is no longer in the questions file; it is kept (runs may cite it): "
@@ -51,7 +59,7 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
     campaign.timezone = spec.timezone
     campaign.review_below = spec.review_below
     campaign.judge_thresholds = spec.judge_thresholds
-    for phase, at in spec.phases.items():
+    for phase, at in _phases(spec).items():
         setattr(campaign, phase, at)
     campaign.full_clean()
     campaign.save()
@@ -60,7 +68,39 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
     _load_tracks(campaign, spec, report)
     _load_questions(campaign, spec, report)
     _load_people(campaign, spec, report)
+    # The data files last: their problems come out of the database too (a changed
+    # passage, an item of another query) and undo everything above, all reported at once.
+    problems: list[str] = []
+    if spec.test_bank_file is not None:
+        bank = testbank_load(campaign=campaign, banks=spec.test_bank, source=spec.test_bank_file)
+        problems += bank.problems
+        report.counts.update(bank.counts)
+        report.warnings += bank.warnings
+    if spec.corpus is not None:
+        corpus = corpus_load(campaign=campaign, path=spec.corpus)
+        problems += corpus.problems
+        report.counts.update(corpus.counts)
+        report.warnings += corpus.warnings
+    if problems:
+        raise CampaignFileError(problems)
     return report
+
+
+def _phases(spec: CampaignSpec) -> dict[str, datetime | None]:
+    """The campaign's phases; a campaign of ranking/response tracks only gets pr_due and
+    ac_due, when its file has none, from its latest track deadline.
+
+    The columns stay required because the R2C2 code compares them with the clock (PR
+    runs are shared after pr_due); with no PR or AC track the values decide nothing, and
+    the latest deadline keeps them in order between topics and results. Pages and the
+    API leave them out for such a campaign (campaign.selectors.campaign_timeline).
+    """
+    phases = dict(spec.phases)
+    dues = [track.due for track in spec.tracks if track.due is not None]
+    if not spec.has_r2c2_tracks and dues:
+        for key in ("pr_due", "ac_due"):
+            phases[key] = phases.get(key) or max(dues)
+    return phases
 
 
 def _load_tracks(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> None:
@@ -72,6 +112,11 @@ def _load_tracks(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
         track.answer_check = track_spec.answer_check
         track.second_judge_base_url = track_spec.second_judge_base_url
         track.second_judge_model = track_spec.second_judge_model
+        track.own_due = track_spec.due
+        track.depth = track_spec.depth
+        track.min_grade = track_spec.min_grade
+        track.label = track_spec.label
+        track.cover_k = track_spec.cover_k
         track.full_clean()
         track.save()
     named = {track.slug for track in spec.tracks}

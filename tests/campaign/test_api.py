@@ -201,7 +201,9 @@ def test_the_openapi_schema_lists_the_v1_endpoints() -> None:
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert {"/api/v1/auth/token/", "/api/v1/campaigns/", "/api/v1/campaigns/{slug}/",
-            "/api/v1/campaigns/{slug}/questions/"} <= set(paths)
+            "/api/v1/campaigns/{slug}/questions/", "/api/v1/campaigns/{slug}/testbank/",
+            "/api/v1/testbank/{item_id}/"} <= set(paths)
+    assert set(paths["/api/v1/testbank/{item_id}/"]) >= {"get", "patch", "delete"}
 
 
 @pytest.mark.django_db

@@ -185,7 +185,7 @@ PHASES = campaign_doc()["phases"]
             {"doc": campaign_doc(colour="blue")},
             "{yaml}: unknown key 'colour' (expected one of: slug, title, description, timezone, "
             "phases, tracks, questions, categories, gold_answers, organisers, teams, "
-            "review_below, judge_thresholds)",
+            "review_below, judge_thresholds, corpus, test_bank)",
             id="unknown key",
         ),
         pytest.param(
@@ -261,7 +261,8 @@ PHASES = campaign_doc()["phases"]
         ),
         pytest.param(
             {"doc": campaign_doc(tracks=[{"slug": "pr", "kind": "passages"}])},
-            "{yaml}: tracks[0].kind: 'passages' is not allowed (expected one of: pr, ac)",
+            "{yaml}: tracks[0].kind: 'passages' is not allowed (expected one of: pr, ac, ranking, "
+            "response)",
             id="unknown track kind",
         ),
         pytest.param(

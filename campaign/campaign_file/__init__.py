@@ -1,4 +1,4 @@
-"""Reading a campaign description (YAML, DESIGN.md section 9) into a CampaignSpec.
+"""Reading a campaign description (YAML, DESIGN.md sections 9 and 10) into a CampaignSpec.
 
 Pure: no Django imports, so the file can be checked on its own (a CLI, a pre-commit
 hook). Every problem found is collected and reported at once; each message names
@@ -8,7 +8,6 @@ the file, the key or line, what was found and what was expected.
 from __future__ import annotations
 
 import itertools
-import re
 import zoneinfo
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,54 +16,65 @@ from typing import Any
 
 import yaml
 
-from grading.llm.prompts import ANSWER_CHECKS
+from campaign.campaign_file.common import (
+    BAD_DATE,
+    BAD_PROBABILITY,
+    BAD_SLUG,
+    BAD_TEAM_NAME,
+    BAD_TIMEZONE,
+    BAD_USERNAME,
+    DUPLICATE_QID,
+    DUPLICATE_TEAM,
+    LINE_BAD_QID,
+    LINE_MALFORMED,
+    MISSING_KEY,
+    NO_QUESTIONS,
+    NO_SUCH_FILE,
+    NOT_A_MAPPING,
+    NOT_UTF8,
+    ORGANISER_IN_TEAM,
+    PHASE_ORDER,
+    QID_RE,
+    SLUG_RE,
+    TEAM_NAME_RE,
+    UNKNOWN_QID,
+    USER_IN_TWO_TEAMS,
+    USERNAME_RE,
+    WRONG_TYPE,
+    YAML_SYNTAX,
+    CampaignFileError,
+    _Reader,
+    _type_name,
+)
+from campaign.campaign_file.rubric_files import corpus_problems, data_file_path, read_test_bank
+from campaign.campaign_file.tracks import (
+    R2C2_KINDS,
+    RUBRIC_KINDS,
+    TRACK_KINDS,
+    TrackSpec,
+    read_tracks,
+)
+from submissions.formats.test_bank import QueryBank
 
-# --- messages (tests match them exactly) -------------------------------------
-NO_SUCH_FILE = "{file}: no such file"
-NOT_UTF8 = "{file}: not UTF-8 text ({problem})"
-YAML_SYNTAX = "{file}: line {line}: not valid YAML ({problem})"
-NOT_A_MAPPING = "{file}: expected a mapping of campaign settings, found {found}"
-UNKNOWN_KEY = "{file}: unknown key '{key}' (expected one of: {expected})"
-MISSING_KEY = "{file}: missing required key '{key}'"
-WRONG_TYPE = "{file}: {key}: expected {expected}, found {found}"
-BAD_SLUG = "{file}: {key}: '{value}' is not a slug (expected letters, digits, '-' or '_')"
-BAD_TIMEZONE = "{file}: timezone: '{value}' is not an IANA time zone (expected e.g. Asia/Tokyo)"
-BAD_DATE = (
-    "{file}: {key}: '{value}' is not an ISO 8601 date-time with a UTC offset "
-    "(expected e.g. 2026-03-13T00:00:00+09:00)"
-)
-PHASE_ORDER = "{file}: phases: {later} ({b}) is before {earlier} ({a})"
-BAD_URL = "{file}: {key}: '{value}' is not an http(s) URL (expected e.g. http://vllm:8000/v1)"
-BAD_CHOICE = "{file}: {key}: '{value}' is not allowed (expected one of: {expected})"
-BAD_COUNT = "{file}: {key}: expected a whole number of at least 1, found {value!r}"
-BAD_PROBABILITY = "{file}: {key}: expected a number from 0 to 1, found {value!r}"
-DUPLICATE_TRACK = "{file}: tracks: duplicate track slug '{slug}'"
-ANSWER_CHECK_ON_PR = "{file}: {key}: answer_check applies to AC tracks only"
-MISSING_DATA_FILE = "{file}: {key}: file '{path}' not found (paths are relative to {base})"
-LINE_MALFORMED = "{path}: line {line}: expected '{expected}', found '{found}'"
-LINE_BAD_QID = "{path}: line {line}: qID '{qid}' must be 1-64 characters without spaces or ';'"
-DUPLICATE_QID = "{path}: line {line}: duplicate qID '{qid}' (first on line {first})"
-UNKNOWN_QID = "{path}: line {line}: qID '{qid}' is not in {questions}"
-NO_QUESTIONS = "{path}: no questions (expected '[qID];[Question]' lines)"
-BAD_USERNAME = "{file}: {key}: '{value}' is not a username (expected letters, digits and @.+-_)"
-BAD_TEAM_NAME = (
-    "{file}: {key}: '{value}' is not a team name "
-    "(expected letters, digits, '_' and '-', starting with a letter or digit, at most 64)"
-)
-DUPLICATE_TEAM = "{file}: teams: duplicate team name '{name}'"
-USER_IN_TWO_TEAMS = "{file}: teams: user '{user}' is in both {first} and {second}"
-ORGANISER_IN_TEAM = "{file}: teams: user '{user}' is an organiser and cannot be in team {team}"
+__all__ = [
+    "BAD_DATE", "JUDGE_THRESHOLDS", "PHASE_KEYS", "TRACK_KINDS", "CampaignFileError",
+    "CampaignSpec", "QuestionSpec", "TeamSpec", "TrackSpec", "phases_out_of_order",
+    "read_campaign_file",
+]
+
+TRACK_DUE_ORDER = "{file}: {key} ({due}) is {relation} phases.{phase} ({at})"
 
 TOP_KEYS = (
     "slug", "title", "description", "timezone", "phases", "tracks", "questions",
     "categories", "gold_answers", "organisers", "teams", "review_below", "judge_thresholds",
+    "corpus", "test_bank",
 )
 REQUIRED_TOP_KEYS = ("slug", "title", "phases", "tracks", "questions")
 PHASE_KEYS = ("topics_release", "pr_due", "ac_due", "results_release")
+# pr_due and ac_due are required while the campaign has a pr or ac track (or its tracks
+# cannot be read): a campaign of ranking/response tracks only has each track's own due.
 REQUIRED_PHASE_KEYS = ("topics_release", "pr_due", "ac_due")
-TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
-SECOND_JUDGE_KEYS = ("base_url", "model")
-TRACK_KINDS = ("pr", "ac")
+R2C2_PHASE_KEYS = ("pr_due", "ac_due")
 # judge_thresholds: each key names a pass of the judge's validation and a figure of it
 # (grading/validation/runner.py), which grading.validation.gate checks before `grade`.
 # Kept here, with the rest of the file's keys, because campaign knows no other app.
@@ -78,30 +88,6 @@ JUDGE_THRESHOLDS: dict[str, tuple[str, str]] = {
     "answer_nuggets_exact_relevant_set": ("answer_nuggets", "exact_relevant_set"),
 }
 TEAM_KEYS = ("name", "members")
-
-SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
-QID_RE = re.compile(r"^[^\s;]{1,64}$")
-USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
-# Run names start with the team's name: [Team]-AC-1, so no spaces, ';', ':' or '/'.
-TEAM_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-
-
-class CampaignFileError(Exception):
-    """The file cannot be loaded; `problems` lists every reason, one message each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-@dataclass(frozen=True)
-class TrackSpec:
-    slug: str
-    kind: str
-    max_runs_per_team: int = 4
-    answer_check: str = "nuggets"
-    second_judge_base_url: str = ""
-    second_judge_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,6 +118,15 @@ class CampaignSpec:
     # Judgments the judge was less sure of than this need an organiser before publishing.
     review_below: float = 0.8
     judge_thresholds: dict[str, float] = field(default_factory=dict)
+    # RUBRIC campaigns (DESIGN.md section 10): the corpus is streamed by the loader, so
+    # only its path is here; the test bank is small and parsed whole.
+    corpus: Path | None = None
+    test_bank: tuple[QueryBank, ...] = ()
+    test_bank_file: Path | None = None
+
+    @property
+    def has_r2c2_tracks(self) -> bool:
+        return any(track.kind in R2C2_KINDS for track in self.tracks)
 
 
 class _NoTimestampLoader(yaml.SafeLoader):
@@ -142,64 +137,6 @@ _NoTimestampLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    return {dict: "a mapping", list: "a list", str: "text", bool: "true/false",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-@dataclass
-class _Reader:
-    """Collects problems while walking one campaign file."""
-
-    file: Path
-    problems: list[str] = field(default_factory=list)
-
-    def add(self, template: str, **values: Any) -> None:
-        self.problems.append(template.format(file=self.file, **values))
-
-    def check_keys(self, mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
-        for key in mapping:
-            if key not in allowed:
-                self.add(UNKNOWN_KEY, key=f"{where}{key}", expected=", ".join(allowed))
-
-    def text(self, mapping: dict[str, Any], key: str, where: str = "") -> str | None:
-        value = mapping.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.add(WRONG_TYPE, key=f"{where}{key}", expected="text", found=_type_name(value))
-            return None
-        return value
-
-    def date(self, value: Any, key: str) -> datetime | None:
-        try:
-            parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
-        except ValueError:
-            parsed = None
-        if parsed is None or parsed.tzinfo is None:
-            self.add(BAD_DATE, key=key, value=value)
-            return None
-        return parsed
-
-    def data_lines(self, key: str, value: Any) -> tuple[Path, list[tuple[int, str]]] | None:
-        """Read a `[qID];[text]` file named by `key`, relative to the YAML file."""
-        if not isinstance(value, str):
-            self.add(WRONG_TYPE, key=key, expected="a file path", found=_type_name(value))
-            return None
-        path = (self.file.parent / value).resolve()
-        if not path.is_file():
-            self.add(MISSING_DATA_FILE, key=key, path=value, base=self.file.parent)
-            return None
-        try:
-            content = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            self.problems.append(NOT_UTF8.format(file=path, problem=exc.reason))
-            return None
-        return path, [(n, line) for n, line in enumerate(content.splitlines(), 1) if line.strip()]
 
 
 def phases_out_of_order(
@@ -295,7 +232,9 @@ def _read_keyed_lines(
     return values
 
 
-def _read_phases(reader: _Reader, value: Any) -> dict[str, datetime | None]:
+def _read_phases(
+    reader: _Reader, value: Any, *, r2c2_dues_required: bool
+) -> dict[str, datetime | None]:
     if not isinstance(value, dict):
         reader.add(WRONG_TYPE, key="phases", expected="a mapping", found=_type_name(value))
         return {}
@@ -303,7 +242,7 @@ def _read_phases(reader: _Reader, value: Any) -> dict[str, datetime | None]:
     phases: dict[str, datetime | None] = {}
     for key in PHASE_KEYS:
         if value.get(key) is None:
-            if key in REQUIRED_PHASE_KEYS:
+            if key in REQUIRED_PHASE_KEYS and (r2c2_dues_required or key not in R2C2_PHASE_KEYS):
                 reader.add(MISSING_KEY, key=f"phases.{key}")
             phases[key] = None
             continue
@@ -311,70 +250,6 @@ def _read_phases(reader: _Reader, value: Any) -> dict[str, datetime | None]:
     for earlier, a, later, b in phases_out_of_order(phases):
         reader.add(PHASE_ORDER, earlier=earlier, later=later, a=a.isoformat(), b=b.isoformat())
     return phases
-
-
-def _read_tracks(reader: _Reader, value: Any) -> tuple[TrackSpec, ...]:
-    if not isinstance(value, list) or not value:
-        reader.add(WRONG_TYPE, key="tracks", expected="a non-empty list of tracks",
-                   found=_type_name(value))
-        return ()
-    tracks: list[TrackSpec] = []
-    for index, item in enumerate(value):
-        where = f"tracks[{index}]."
-        if not isinstance(item, dict):
-            reader.add(WRONG_TYPE, key=f"tracks[{index}]", expected="a mapping",
-                       found=_type_name(item))
-            continue
-        reader.check_keys(item, TRACK_KEYS, where)
-        slug = reader.text(item, "slug", where)
-        kind = reader.text(item, "kind", where)
-        for key, got in (("slug", slug), ("kind", kind)):
-            if got is None and item.get(key) is None:
-                reader.add(MISSING_KEY, key=f"{where}{key}")
-        if slug is not None and not SLUG_RE.match(slug):
-            reader.add(BAD_SLUG, key=f"{where}slug", value=slug)
-        if kind is not None and kind not in TRACK_KINDS:
-            reader.add(BAD_CHOICE, key=f"{where}kind", value=kind,
-                       expected=", ".join(TRACK_KINDS))
-        max_runs = item.get("max_runs_per_team", 4)
-        if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
-            reader.add(BAD_COUNT, key=f"{where}max_runs_per_team", value=max_runs)
-        answer_check = item.get("answer_check")
-        if answer_check is not None:
-            if kind == "pr":
-                reader.add(ANSWER_CHECK_ON_PR, key=f"{where}answer_check")
-            elif answer_check not in ANSWER_CHECKS:
-                reader.add(BAD_CHOICE, key=f"{where}answer_check", value=answer_check,
-                           expected=", ".join(ANSWER_CHECKS))
-        second = _read_second_judge(reader, item.get("second_judge"), f"{where}second_judge")
-        if slug and kind in TRACK_KINDS and isinstance(max_runs, int):
-            if any(track.slug == slug for track in tracks):
-                reader.add(DUPLICATE_TRACK, slug=slug)
-                continue
-            tracks.append(TrackSpec(slug=slug, kind=kind, max_runs_per_team=max_runs,
-                                    answer_check=str(answer_check or "nuggets"),
-                                    second_judge_base_url=second[0],
-                                    second_judge_model=second[1]))
-    return tuple(tracks)
-
-
-def _read_second_judge(reader: _Reader, value: Any, key: str) -> tuple[str, str]:
-    """(base_url, model) of an optional second judge: {base_url: URL, model: NAME}."""
-    if value is None:
-        return "", ""
-    if not isinstance(value, dict):
-        reader.add(WRONG_TYPE, key=key, expected="a mapping with base_url and model",
-                   found=_type_name(value))
-        return "", ""
-    reader.check_keys(value, SECOND_JUDGE_KEYS, f"{key}.")
-    base_url = reader.text(value, "base_url", f"{key}.")
-    model = reader.text(value, "model", f"{key}.")
-    for name, got in (("base_url", base_url), ("model", model)):
-        if not got:
-            reader.add(MISSING_KEY, key=f"{key}.{name}")
-    if base_url and not base_url.startswith(("http://", "https://")):
-        reader.add(BAD_URL, key=f"{key}.base_url", value=base_url)
-    return base_url or "", model or ""
 
 
 def _read_usernames(reader: _Reader, value: Any, key: str) -> tuple[str, ...]:
@@ -462,21 +337,61 @@ def read_campaign_file(file: Path) -> CampaignSpec:
     timezone = reader.text(doc, "timezone") or "UTC"
     if timezone not in zoneinfo.available_timezones():
         reader.add(BAD_TIMEZONE, value=timezone)
-    phases = _read_phases(reader, doc["phases"]) if doc.get("phases") is not None else {}
-    tracks = _read_tracks(reader, doc["tracks"]) if doc.get("tracks") is not None else ()
+    phases = (
+        _read_phases(reader, doc["phases"], r2c2_dues_required=_names_r2c2_tracks(doc))
+        if doc.get("phases") is not None else {}
+    )
+    tracks = read_tracks(reader, doc["tracks"]) if doc.get("tracks") is not None else ()
+    _check_track_dues(reader, tracks, phases)
     questions = _read_questions(reader, doc) if doc.get("questions") is not None else ()
+    corpus = data_file_path(reader, "corpus", doc["corpus"]) if "corpus" in doc else None
+    test_bank, test_bank_file = (
+        read_test_bank(reader, doc["test_bank"], {q.qid for q in questions})
+        if "test_bank" in doc else ((), None)
+    )
     organisers = _read_usernames(reader, doc.get("organisers"), "organisers")
     teams = _read_teams(reader, doc.get("teams"), organisers)
     review_below = _read_probability(reader, doc.get("review_below", 0.8), "review_below")
     judge_thresholds = _read_thresholds(reader, doc.get("judge_thresholds"))
 
     if reader.problems or slug is None or title is None:
+        if corpus is not None:
+            # The loader reads a good file's corpus once, as it stores it; a file refused
+            # anyway gets its corpus's problems in the same report.
+            reader.problems.extend(corpus_problems(corpus))
         raise CampaignFileError(reader.problems)
     return CampaignSpec(
         slug=slug, title=title, description=description, timezone=timezone, phases=phases,
         tracks=tracks, questions=questions, organisers=organisers, teams=teams,
         review_below=review_below, judge_thresholds=judge_thresholds,
+        corpus=corpus, test_bank=test_bank, test_bank_file=test_bank_file,
     )
+
+
+def _names_r2c2_tracks(doc: dict[str, Any]) -> bool:
+    """Whether pr_due/ac_due are needed: a pr or ac track, or tracks we cannot tell."""
+    tracks = doc.get("tracks")
+    if not isinstance(tracks, list) or not tracks:
+        return True
+    kinds = [item.get("kind") if isinstance(item, dict) else None for item in tracks]
+    return not all(kind in RUBRIC_KINDS for kind in kinds)
+
+
+def _check_track_dues(
+    reader: _Reader, tracks: tuple[TrackSpec, ...], phases: dict[str, datetime | None]
+) -> None:
+    """A ranking/response track is due after the topics are out and before results."""
+    topics, results = phases.get("topics_release"), phases.get("results_release")
+    for index, track in enumerate(tracks):
+        due = track.due
+        if due is None:
+            continue
+        if topics is not None and due < topics:
+            reader.add(TRACK_DUE_ORDER, key=f"tracks[{index}].due", due=due.isoformat(),
+                       relation="before", phase="topics_release", at=topics.isoformat())
+        if results is not None and due > results:
+            reader.add(TRACK_DUE_ORDER, key=f"tracks[{index}].due", due=due.isoformat(),
+                       relation="after", phase="results_release", at=results.isoformat())
 
 
 def _read_thresholds(reader: _Reader, value: Any) -> dict[str, float]:
