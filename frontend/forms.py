@@ -4,8 +4,17 @@ from typing import Any
 
 from django import forms
 
-from campaign.models import Campaign
+from campaign.models import Campaign, TrackKind
 from grading.models import Judgment
+
+#: The run names of each kind of track, as the upload form explains them.
+RUN_NAME_HELP = {
+    TrackKind.PR: "[Team]-PG-[n] or [Team]-PO-[n] for PR runs",
+    TrackKind.AC: "[Team]-AC-[n] for AC runs",
+    TrackKind.RANKING: "[Team]-[label] for ranking runs (TREC format)",
+    TrackKind.RESPONSE: "[Team]-[label] for response runs (JSONL)",
+}
+LABEL_HELP = "a label is letters, digits and '_', at most 32"
 
 
 class RunUploadForm(forms.Form):
@@ -23,10 +32,14 @@ class RunUploadForm(forms.Form):
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        tracks = list(campaign.tracks.all())
         self.fields["track"].choices = [  # type: ignore[attr-defined]
-            (track.slug, f"{track.slug} ({track.get_kind_display()})")
-            for track in campaign.tracks.all()
+            (track.slug, f"{track.slug} ({track.get_kind_display()})") for track in tracks
         ]
+        kinds = {track.kind for track in tracks}
+        if kinds & {TrackKind.RANKING, TrackKind.RESPONSE}:
+            names = [text for kind, text in RUN_NAME_HELP.items() if kind in kinds]
+            self.fields["name"].help_text = "; ".join(names) + f" ({LABEL_HELP})"
 
 
 YES_NO = [("true", "Yes"), ("false", "No")]

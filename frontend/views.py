@@ -8,6 +8,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
+from campaign.models import TrackKind
 from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
 from frontend.forms import RunUploadForm
 from scoring.selectors import runs_scores_visible
@@ -45,6 +46,8 @@ def campaign_runs(request: HttpRequest, slug: str) -> HttpResponse:
         "runs": runs.select_related("uploaded_by").order_by("track__slug", "name", "-created_at"),
         "shared": shared,
         "shared_after": campaign.pr_due,
+        # Only PR runs are shared: a campaign of ranking/response tracks has nothing to say.
+        "has_pr_track": campaign.tracks.filter(kind=TrackKind.PR).exists(),
     }
     return render(request, "frontend/runs.html", context)
 

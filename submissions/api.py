@@ -18,6 +18,7 @@ from campaign.models import Campaign
 from campaign.selectors import campaign_role
 from config.api_errors import authenticated_user
 from config.query_params import query_flag
+from submissions.bulk import runs_submit_zip
 from submissions.models import Run, RunStatus
 from submissions.selectors import (
     run_for_user,
@@ -26,7 +27,7 @@ from submissions.selectors import (
     shared_pr_runs_bundle,
 )
 from submissions.serializers import BulkUploadSerializer, RunSerializer, RunUploadSerializer
-from submissions.services import INVALID_RUN, RunRefused, run_submit, runs_submit_zip
+from submissions.services import INVALID_RUN, RunRefused, run_submit
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
 NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} (UTC)"
@@ -35,6 +36,13 @@ RUN_NOT_FOUND = "No run {id} that you may see."
 
 def _refused(refused: RunRefused) -> Response:
     return Response({"detail": refused.detail, "errors": refused.errors}, status=refused.status)
+
+
+def _no_such_track(campaign: Campaign, slug: str) -> Response:
+    tracks = ", ".join(campaign.tracks.values_list("slug", flat=True))
+    message = NO_SUCH_TRACK.format(campaign=campaign.slug, track=slug, tracks=tracks)
+    return Response({"detail": message, "errors": [{"field": "track", "message": message}]},
+                    status=status.HTTP_400_BAD_REQUEST)
 
 
 def _invalid(run: Run) -> Response:
@@ -83,10 +91,7 @@ class CampaignRunsView(APIView):
         data: dict[str, Any] = form.validated_data
         track = campaign.tracks.filter(slug=data["track"]).first()
         if track is None:
-            tracks = ", ".join(campaign.tracks.values_list("slug", flat=True))
-            message = NO_SUCH_TRACK.format(campaign=slug, track=data["track"], tracks=tracks)
-            return Response({"detail": message, "errors": [{"field": "track",
-                                                             "message": message}]}, status=400)
+            return _no_such_track(campaign, data["track"])
         upload = data["file"]
         try:
             run = run_submit(track=track, user=authenticated_user(request), name=data["name"],
@@ -108,11 +113,16 @@ class CampaignRunsBulkView(APIView):
         campaign = get_object_or_404(Campaign, slug=slug)
         form = BulkUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
+        track = None
+        if form.validated_data["track"]:
+            track = campaign.tracks.filter(slug=form.validated_data["track"]).first()
+            if track is None:
+                return _no_such_track(campaign, form.validated_data["track"])
         try:
             outcomes = runs_submit_zip(
                 campaign_tracks=list(campaign.tracks.all()), user=authenticated_user(request),
                 file=form.validated_data["file"],
-                description=form.validated_data["description"],
+                description=form.validated_data["description"], track=track,
             )
         except RunRefused as refused:
             return _refused(refused)

@@ -61,7 +61,7 @@ class RunQuerySet(models.QuerySet["Run"]):
         return self.filter(status__in=RunStatus.ACCEPTED)
 
     def of_kind(self, kind: TrackKind | str) -> RunQuerySet:
-        """Runs of PR or AC tracks."""
+        """Runs of tracks of one kind (PR, AC, ranking or response)."""
         return self.filter(track__kind=kind)
 
     def in_grading(self) -> RunQuerySet:
@@ -193,3 +193,37 @@ class NuggetRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.nugget_num};{self.pr_run_name};{self.passage_rank};{self.text}"
+
+
+class RankedPassage(models.Model):
+    """A passage of a ranking or response run (DESIGN.md section 10), in the run's order.
+
+    Ranking runs: a line ``qid Q0 docid rank score tag``; `rank` is the passage's place in
+    trec_eval's order (by score, then docid, both descending; 1 = best), not the rank
+    column as written, which orders nothing. `text` is empty: the text is the corpus
+    passage's (`CorpusPassage`, by campaign and docid), stored once however many runs
+    retrieve it. Response runs: segment `rank` of the response to `qid`, docid
+    ``RUN:qid:i``, its own `text` and no score (its order is the text's).
+
+    Not a `PassageRecord`: those are PR lines, cited by AC nuggets as PassageKeys
+    (PRrunname, PassageRank) and summed into the derived PR qrels; these are named by
+    docid, scored with trec_eval's measures and graded against a test bank.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ranked_passages")
+    qid = models.CharField(max_length=64)
+    rank = models.PositiveIntegerField()
+    docid = models.CharField(max_length=200)
+    score = models.FloatField(null=True, blank=True)
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "qid", "rank"]
+        constraints = [
+            # Also the index behind "the top depth passages of each query".
+            models.UniqueConstraint(fields=["run", "qid", "rank"],
+                                    name="ranked_passage_rank_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.qid} {self.docid} {self.rank}"

@@ -5,15 +5,17 @@ from __future__ import annotations
 import tempfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import IO
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
-from campaign.models import Campaign, Role, Team, TrackKind
+from campaign.models import Campaign, CorpusPassage, Role, Team, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
-from submissions.models import PassageRecord, Run, RunQuerySet, RunStatus
+from submissions.models import PassageRecord, RankedPassage, Run, RunQuerySet, RunStatus
 
 
 def shared_pr_runs(*, campaign: Campaign, now: datetime) -> RunQuerySet:
@@ -106,3 +108,46 @@ def invalid_uploads(*, campaign: Campaign, limit: int = 50) -> QuerySet[Run]:
     """The latest uploads that failed validation, newest first."""
     return Run.objects.filter(track__campaign=campaign, status=RunStatus.INVALID).select_related(
         "team", "track", "uploaded_by").order_by("-created_at")[:limit]
+
+
+CORPUS_TEXT_LOST = "docid {docid} of run {run} is no longer in the campaign's corpus"
+
+
+@dataclass(frozen=True)
+class PassageToGrade:
+    """A passage of a ranking or response run that grading rates against the test bank."""
+
+    qid: str
+    docid: str
+    rank: int
+    text: str
+
+
+def passages_to_grade(*, run: Run) -> list[PassageToGrade]:
+    """What grading rates of `run` (DESIGN.md section 10), by qid, then in rank order.
+
+    A ranking run: the top `track.depth` passages of each query in trec_eval's order,
+    each with its corpus text. A response run: every segment of each response (the
+    Rubric-Cover of a response counts all its segments, so all are graded). PR and AC
+    runs have none (an empty list). One database query (two if `run.track` is not loaded
+    yet), however many queries and passages the run has.
+    """
+    track = run.track
+    passages = RankedPassage.objects.filter(run=run).order_by("qid", "rank")
+    if track.kind == TrackKind.RANKING:
+        corpus_text = CorpusPassage.objects.filter(
+            campaign_id=track.campaign_id, docid=OuterRef("docid")).values("text")[:1]
+        rows: Iterable[tuple[str, str, int, str | None]] = (
+            passages.filter(rank__lte=track.depth)
+            .annotate(corpus_text=Subquery(corpus_text))
+            .values_list("qid", "docid", "rank", "corpus_text"))
+    else:
+        rows = passages.values_list("qid", "docid", "rank", "text")
+    graded = []
+    for qid, docid, rank, text in rows:
+        # Docids were checked against the corpus at upload, and a corpus keeps its docids
+        # (CorpusPassage): a missing text is a broken invariant, never an empty passage.
+        if text is None:
+            raise LookupError(CORPUS_TEXT_LOST.format(docid=docid, run=run.name))
+        graded.append(PassageToGrade(qid=qid, docid=docid, rank=rank, text=text))
+    return graded

@@ -36,8 +36,12 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class RunUploadSerializer(serializers.Serializer[dict[str, Any]]):
-    track = serializers.SlugField(help_text="the track's slug, e.g. pr or ac")
-    name = serializers.CharField(max_length=100, help_text="the run name, e.g. WASEDA-AC-1")
+    track = serializers.SlugField(help_text="the track's slug, e.g. pr, ac, or a ranking or "
+                                            "response track's")
+    name = serializers.CharField(
+        max_length=100,
+        help_text="the run name: WASEDA-AC-1 (PR/AC), WASEDA-bm25 (ranking/response)",
+    )
     file = serializers.FileField(help_text="the run file, UTF-8, in the official format")
     description = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -45,3 +49,8 @@ class RunUploadSerializer(serializers.Serializer[dict[str, Any]]):
 class BulkUploadSerializer(serializers.Serializer[dict[str, Any]]):
     file = serializers.FileField(help_text="a zip of run files, each named by its run name")
     description = serializers.CharField(required=False, allow_blank=True, default="")
+    track = serializers.SlugField(
+        required=False, allow_blank=True, default="",
+        help_text="put every run in this track; default: the track each run's name (or, "
+                  "for ranking/response runs, content) points to",
+    )

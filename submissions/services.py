@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import stat
-import tempfile
-import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,7 +20,9 @@ from submissions.formats.ac_run import parse_ac_run
 from submissions.formats.common import Problem
 from submissions.formats.pr_run import iter_pr_run
 from submissions.formats.run_names import parse_run_name
+from submissions.formats.trec_run import parse_rubric_run_name
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
+from submissions.rubric_runs import store_ranking_passages, store_response_passages
 from submissions.selectors import pr_run_ranks, visible_pr_run_names
 
 # --- why an upload is refused before its content is looked at (tests match exactly) ---
@@ -44,6 +43,10 @@ TOO_MANY_RUNS = (
     "{max_runs}: replace one by uploading it again under its name"
 )
 RUN_BEING_REPLACED = "run {name} was uploaded by someone else at the same moment; try again"
+BAD_RUBRIC_RUN_NAME = (
+    "found run name {name!r}; expected [Team]-[label] for a {kind} run of track {track}, "
+    "the label of letters, digits and '_', at most 32"
+)
 INVALID_RUN = "{name} was not accepted: {count} problem(s) in the file; nothing was stored"
 
 MORE_PROBLEMS = "and {count} more problem(s) of the same kinds, not listed"
@@ -123,21 +126,7 @@ def _check_rules(
 ) -> tuple[Team, bool]:
     """The run's team and whether the uploader organises, or RunRefused."""
     campaign = track.campaign
-    run_name = parse_run_name(name)
-    if run_name is None:
-        raise RunRefused(400, BAD_RUN_NAME.format(name=name),
-                         [{"field": "name", "message": BAD_RUN_NAME.format(name=name)}])
-    if run_name.kind != track.kind:
-        kinds = "[Team]-PG-[n] or [Team]-PO-[n]" if track.kind == TrackKind.PR else "[Team]-AC-[n]"
-        message = WRONG_TRACK.format(
-            name=name, article="n" if run_name.kind == "ac" else "", kind=run_name.kind.upper(),
-            track=track.slug, kinds=kinds,
-        )
-        raise RunRefused(400, message, [{"field": "name", "message": message}])
-    if not 1 <= run_name.number <= track.max_runs_per_team:
-        message = BAD_RUN_NUMBER.format(name=name, number=run_name.number,
-                                        max_runs=track.max_runs_per_team, track=track.slug)
-        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    team_name = _rubric_run_team(track, name) if track.is_rubric else _r2c2_run_team(track, name)
 
     membership = campaign_membership(campaign=campaign, user=user)
     organiser = bool(getattr(user, "is_superuser", False)) or (
@@ -145,9 +134,9 @@ def _check_rules(
     )
     if membership is None and not organiser:
         raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
-    team = Team.objects.filter(campaign=campaign, name=run_name.team).first()
+    team = Team.objects.filter(campaign=campaign, name=team_name).first()
     if team is None:
-        message = UNKNOWN_TEAM.format(name=name, team=run_name.team, campaign=campaign.slug)
+        message = UNKNOWN_TEAM.format(name=name, team=team_name, campaign=campaign.slug)
         raise RunRefused(400, message, [{"field": "name", "message": message}])
     if not organiser and (membership is None or membership.team_id != team.pk):
         own = membership.team.name if membership and membership.team else "none"
@@ -166,6 +155,38 @@ def _check_rules(
         message = TOO_LARGE.format(size=size, limit=limit)
         raise RunRefused(413, message, [{"field": "file", "message": message}])
     return team, organiser
+
+
+def _r2c2_run_team(track: Track, name: str) -> str:
+    """The team a PR or AC run name names, or RunRefused (DESIGN.md section 4)."""
+    run_name = parse_run_name(name)
+    if run_name is None:
+        raise RunRefused(400, BAD_RUN_NAME.format(name=name),
+                         [{"field": "name", "message": BAD_RUN_NAME.format(name=name)}])
+    if run_name.kind != track.kind:
+        kinds = "[Team]-PG-[n] or [Team]-PO-[n]" if track.kind == TrackKind.PR else "[Team]-AC-[n]"
+        message = WRONG_TRACK.format(
+            name=name, article="n" if run_name.kind == "ac" else "", kind=run_name.kind.upper(),
+            track=track.slug, kinds=kinds,
+        )
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    if not 1 <= run_name.number <= track.max_runs_per_team:
+        message = BAD_RUN_NUMBER.format(name=name, number=run_name.number,
+                                        max_runs=track.max_runs_per_team, track=track.slug)
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    return run_name.team
+
+
+def _rubric_run_team(track: Track, name: str) -> str:
+    """The team a ranking or response run name names, or RunRefused (DESIGN.md 10).
+
+    The name carries no number: the quota is the count of the team's current runs.
+    """
+    run_name = parse_rubric_run_name(name)
+    if run_name is None:
+        message = BAD_RUBRIC_RUN_NAME.format(name=name, kind=track.kind, track=track.slug)
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    return run_name.team
 
 
 def _check_quota(*, track: Track, team: Team, name: str) -> None:
@@ -264,6 +285,11 @@ def run_submit(
             run.save()
             if track.kind == TrackKind.PR:
                 problems = _store_pr_records(run, reader, known_qids)
+            elif track.kind == TrackKind.RANKING:
+                problems = store_ranking_passages(run, reader, campaign=campaign,
+                                                  known_qids=known_qids)
+            elif track.kind == TrackKind.RESPONSE:
+                problems = store_response_passages(run, reader, known_qids=known_qids)
             else:
                 shared = _VisiblePrRuns(track=track, team=team, now=now)
                 problems = _store_ac_records(run, reader, known_qids, shared)
@@ -305,107 +331,3 @@ def _delete_file(name: str) -> None:
         from django.core.files.storage import default_storage
 
         default_storage.delete(name)
-
-
-# --- bulk upload: a zip of run files ---------------------------------------------------
-ZIP_NOT_A_ZIP = "the file is not a zip archive"
-ZIP_UNSAFE_NAME = "member {member!r} has an unsafe path; expected plain run file names"
-ZIP_TOO_MANY = "the zip has {count} members; the limit is {limit}"
-ZIP_TOO_LARGE = "the zip unpacks to {size} bytes; the limit is {limit}"
-ZIP_EMPTY = "the zip holds no run files"
-ZIP_NO_TRACK = "run {name}: the campaign has no {kind} track to put it in"
-ZIP_MEMBER_CORRUPT = "member {member!r} is corrupt ({reason})"
-
-
-@dataclass(frozen=True)
-class ZipOutcome:
-    """What became of one member of a bulk upload."""
-
-    member: str
-    run: Run | None
-    status: int  # HTTP-like: 201 stored, 400 invalid file, 4xx refused
-    detail: str
-    errors: list[dict[str, Any]]
-
-
-def runs_submit_zip(
-    *, campaign_tracks: list[Track], user: AbstractBaseUser, file: IO[bytes],
-    description: str = "", now: datetime | None = None,
-) -> list[ZipOutcome]:
-    """Submit every run file in a zip, each validated and stored on its own.
-
-    The member's file name is the run name; its track is the campaign's track of the
-    kind the name implies. The zip as a whole is refused (RunRefused) when it is not a
-    zip, has unsafe paths (absolute, `..`, folders, links), too many members, or would
-    unpack to more than the limit; nothing is stored then.
-    """
-    try:
-        archive = zipfile.ZipFile(file)
-    except (zipfile.BadZipFile, OSError):
-        raise RunRefused(400, ZIP_NOT_A_ZIP) from None
-    members = [info for info in archive.infolist() if not info.is_dir()]
-    if len(members) > settings.RUN_ZIP_MAX_MEMBERS:
-        raise RunRefused(400, ZIP_TOO_MANY.format(count=len(members),
-                                                  limit=settings.RUN_ZIP_MAX_MEMBERS))
-    for info in archive.infolist():
-        name = info.filename
-        is_link = stat.S_ISLNK(info.external_attr >> 16)
-        if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") \
-                or "/" in name.rstrip("/") or "\\" in name or ":" in name or is_link:
-            raise RunRefused(400, ZIP_UNSAFE_NAME.format(member=name))
-    declared = sum(info.file_size for info in members)
-    limit = settings.RUN_ZIP_MAX_UNPACKED_BYTES
-    if declared > limit:
-        raise RunRefused(400, ZIP_TOO_LARGE.format(size=declared, limit=limit))
-    if not members:
-        raise RunRefused(400, ZIP_EMPTY)
-
-    tracks_by_kind: dict[str, Track] = {}
-    for track in campaign_tracks:
-        tracks_by_kind.setdefault(track.kind, track)
-    outcomes: list[ZipOutcome] = []
-    unpacked = 0
-    for info in members:
-        name = info.filename
-        run_name = parse_run_name(name)
-        if run_name is None:
-            message = BAD_RUN_NAME.format(name=name)
-            outcomes.append(ZipOutcome(name, None, 400, message,
-                                       [{"field": "name", "message": message}]))
-            continue
-        found = tracks_by_kind.get(run_name.kind)
-        if found is None:
-            message = ZIP_NO_TRACK.format(name=name, kind=run_name.kind.upper())
-            outcomes.append(ZipOutcome(name, None, 400, message,
-                                       [{"field": "name", "message": message}]))
-            continue
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            try:
-                # Count what is really unpacked: a zip can lie about its sizes.
-                with archive.open(info) as member:
-                    while chunk := member.read(1 << 20):
-                        unpacked += len(chunk)
-                        if unpacked > limit:
-                            raise RunRefused(400, ZIP_TOO_LARGE.format(size=unpacked,
-                                                                       limit=limit))
-                        spool.write(chunk)
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-                message = ZIP_MEMBER_CORRUPT.format(member=name, reason=exc)
-                outcomes.append(ZipOutcome(name, None, 400, message,
-                                           [{"field": "file", "message": message}]))
-                continue
-            size = spool.tell()
-            spool.seek(0)
-            try:
-                run = run_submit(track=found, user=user, name=name, file=spool, size=size,
-                                 filename=name, description=description, now=now)
-            except RunRefused as refused:
-                outcomes.append(ZipOutcome(name, None, refused.status, refused.detail,
-                                           refused.errors))
-                continue
-        if run.status == RunStatus.INVALID:
-            outcomes.append(ZipOutcome(name, run, 400, INVALID_RUN.format(
-                name=name, count=len(run.validation_report)), run.validation_report))
-        else:
-            outcomes.append(ZipOutcome(name, run, 201, f"{name} stored", []))
-    return outcomes

@@ -20,7 +20,7 @@ Pure: no Django imports.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .common import BinaryReader, ParseResult, Problem, TextSink, excerpt
 from .jsonl import (
@@ -53,11 +53,14 @@ class ResponseRecord:
     """One line of a response run: the response to query `qid`.
 
     `passages` are the participant's own segments, as given, or None to segment `text`.
+    `line` is where the record was read (0: not read from a file); it is left out of
+    comparisons, so a record read back equals the record written.
     """
 
     qid: str
     text: str
     passages: tuple[str, ...] | None = None
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,7 @@ def parse_response_run(
         if KEY_PASSAGES in obj:
             passages = _passages(obj[KEY_PASSAGES], lineno, problems, max_words)
         if len(problems) == before and qid is not None and text is not None:
-            records.append(ResponseRecord(qid, text, passages))
+            records.append(ResponseRecord(qid, text, passages, lineno))
     return ParseResult(records, problems)
 
 
@@ -153,9 +156,9 @@ def _passages(
     for index, passage in enumerate(passages):
         words = len(passage.split())
         if words > max_words:
-            field = f"{KEY_PASSAGES}[{index}]"
+            where = f"{KEY_PASSAGES}[{index}]"
             problems.append(
-                Problem(lineno, field, PASSAGE_TOO_LONG.format(words, field, max_words))
+                Problem(lineno, where, PASSAGE_TOO_LONG.format(words, where, max_words))
             )
             too_long = True
     return None if too_long else passages

@@ -1,8 +1,9 @@
 """`python manage.py submit_runs SLUG FILE... --as USER`: enter run files from disk.
 
 For organisers entering runs sent by mail, and for the demo. Each file is named by
-its run name and goes to the campaign's track of that kind; each is validated and
-stored on its own, exactly as an upload through the API. A file identical to the
+its run name and goes to `--track`, else to the track its name (or, for a ranking or
+response run, its content) points to (`submissions.bulk.run_track`); each is validated
+and stored on its own, exactly as an upload through the API. A file identical to the
 last upload of its name is skipped, so the command can be run again safely.
 """
 
@@ -15,7 +16,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg, user_arg
-from submissions.formats.run_names import parse_run_name
+from campaign.models import Track
+from submissions.bulk import HEAD_BYTES, run_track
 from submissions.models import Run, RunStatus
 from submissions.services import RunRefused, run_submit
 
@@ -28,27 +30,35 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path, help="run files, named by run name")
         parser.add_argument("--as", dest="username", required=True,
                             help="who submits: an organiser (any team) or a team member")
+        parser.add_argument("--track", help="the track of every file (default: found per file)")
         parser.add_argument("--keep-going", action="store_true",
                             help="exit 0 even when some files are refused or invalid")
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_arg(options["slug"])
         user = user_arg(options["username"])
-        tracks = {track.kind: track for track in campaign.tracks.order_by("-slug")}
+        tracks = list(campaign.tracks.order_by("slug"))
+        if options["track"] is not None:
+            tracks = [track for track in tracks if track.slug == options["track"]]
+            if not tracks:
+                raise CommandError(f"campaign {campaign.slug} has no track {options['track']!r}")
         failures = 0
         for path in options["files"]:
-            failures += not self._submit_one(path, tracks, user)
+            failures += not self._submit_one(path, tracks, user, fixed=options["track"] is not None)
         if failures and not options["keep_going"]:
             raise CommandError(f"{failures} of {len(options['files'])} file(s) not stored")
 
-    def _submit_one(self, path: Path, tracks: dict[str, Any], user: Any) -> bool:
+    def _submit_one(self, path: Path, tracks: list[Track], user: Any, *, fixed: bool) -> bool:
         name = path.name
-        run_name = parse_run_name(name)
-        track = tracks.get(run_name.kind) if run_name else None
-        if track is None:
-            self.stderr.write(f"{path}: not a run name this campaign has a track for")
+        with path.open("rb") as file:
+            head = file.read(HEAD_BYTES)
+        try:
+            track = tracks[0] if fixed else run_track(tracks=tracks, name=name, head=head)
+        except RunRefused as refused:
+            self.stderr.write(f"{path}: refused: {refused.detail}")
             return False
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        with path.open("rb") as file:
+            digest = hashlib.file_digest(file, "sha256").hexdigest()
         same = Run.objects.filter(track=track, name=name, sha256=digest)
         if (same.current() | same.filter(status=RunStatus.INVALID)).exists():
             self.stdout.write(f"{path}: unchanged since its last upload, skipped")
