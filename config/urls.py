@@ -27,6 +27,8 @@ api_v1 = [
          name="api-shared-pr-runs"),
     path("campaigns/<slug:slug>/testbank/", campaign_api.TestBankView.as_view(),
          name="api-testbank"),
+    path("campaigns/<slug:slug>/testbank/generate/", grading_api.TestBankGenerateView.as_view(),
+         name="api-testbank-generate"),
     path("testbank/<int:item_id>/", campaign_api.TestBankItemView.as_view(),
          name="api-testbank-item"),
     path("runs/<int:run_id>/", submissions_api.RunDetailView.as_view(), name="api-run"),

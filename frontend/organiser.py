@@ -24,9 +24,10 @@ from grading.selectors import (
     judgment_uses,
     runs_using,
 )
+from grading.serializers import TestBankGenerateSerializer
 from grading.services import EditRefused, campaign_grading_queue, judgment_confirm, judgment_edit
 from grading.setup import official_model_name
-from grading.tasks import enqueue_grading
+from grading.tasks import enqueue_grading, enqueue_testbank_generation
 from grading.validation.services import grading_refusal
 from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish
@@ -69,6 +70,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "validations": JudgeValidation.objects.filter(campaign=campaign)[:5],
         "grading_refusal": grading_refusal(campaign=campaign,
                                            judge_model=official_model_name()),
+        "rubric": any(track.is_rubric for track in campaign.tracks.all()),
     }
     return render(request, "frontend/organiser/dashboard.html", context)
 
@@ -85,6 +87,22 @@ def start_grading(request: HttpRequest, slug: str) -> HttpResponse:
                                      include_graded=request.POST.get("all") == "1")
     enqueue_grading(run_ids)
     messages.success(request, f"{len(run_ids)} run(s) queued for grading.")
+    return redirect("dashboard", slug=slug)
+
+
+@login_required
+@require_POST
+def start_testbank_generation(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _organiser_campaign(request, slug)
+    form = TestBankGenerateSerializer(data=request.POST)
+    if not form.is_valid():
+        for field, problems in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(str(p) for p in problems)}")
+        return redirect("dashboard", slug=slug)
+    target, n = form.validated_data["target"], form.validated_data["n"]
+    enqueue_testbank_generation(campaign=campaign, target=target, n=n, user=_user(request))
+    messages.success(request, f"Drafting {n} {target} per query without test-bank items: "
+                              "the drafts appear in the test bank when a worker is done.")
     return redirect("dashboard", slug=slug)
 
 

@@ -19,6 +19,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/dashboard/", organiser.dashboard, name="dashboard"),
     path("campaigns/<slug:slug>/dashboard/grade/", organiser.start_grading, name="start-grading"),
     path("campaigns/<slug:slug>/dashboard/score/", organiser.start_scoring, name="start-scoring"),
+    path("campaigns/<slug:slug>/dashboard/testbank/", organiser.start_testbank_generation,
+         name="start-testbank-generation"),
     path("campaigns/<slug:slug>/dashboard/publish/<slug:track>/", organiser.publish,
          name="publish"),
     path("campaigns/<slug:slug>/dashboard/validate/", validation.start_validation,

@@ -1,8 +1,9 @@
 """The judgments list's query parameters, one FilterSet for the API and the review page.
 
 The filtering itself is `grading.selectors.judgment_uses`, in the database: a judgment
-is listed once per use (a nugget record's entailment, an answer's evaluation), and the
-uses of the two kinds live in two tables merged into one order. So these FilterSets
+is listed once per use (a nugget record's entailment, an answer's evaluation, a
+passage's grade on a test-bank item), and the uses of the three kinds live in three
+tables merged into one order. So these FilterSets
 declare and parse the parameters (a bad value is a form error naming it, which the API
 answers with a 400) and hand the cleaned values to that selector.
 """
@@ -21,7 +22,7 @@ from config.query_params import FlagCheckbox, FlagField
 from grading.models import JudgmentKind
 from grading.selectors import JUDGMENT_ORDERS, ac_runs, judgment_uses
 
-BAD_KIND = "expected entailment or answer, found %(value)r"
+BAD_KIND = "expected entailment, answer or rubric, found %(value)r"
 BAD_ORDER = f"expected {' or '.join(JUDGMENT_ORDERS)}, found %(value)r"
 
 
@@ -29,6 +30,12 @@ class FlagFilter(django_filters.BooleanFilter):
     """A yes/no parameter, parsed as every other one is (config.query_params)."""
 
     field_class = FlagField
+
+
+class GradeFilter(django_filters.NumberFilter):
+    """A rubric grade: a whole number 0..5 (a form error names anything else)."""
+
+    field_class = forms.IntegerField
 
 
 class JudgmentFilter(django_filters.FilterSet):
@@ -39,8 +46,10 @@ class JudgmentFilter(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(
         label="Kind", empty_label="Any", error_messages={"invalid_choice": BAD_KIND},
         choices=[(JudgmentKind.ENTAILMENT, "Nugget entailment"),
-                 (JudgmentKind.ANSWER, "Answer evaluation")])
+                 (JudgmentKind.ANSWER, "Answer evaluation"),
+                 (JudgmentKind.RUBRIC, "Rubric grade")])
     label = FlagFilter(label="Label (entailed / correct)")
+    grade = GradeFilter(label="Rubric grade (0..5)", min_value=0, max_value=5)
     needs_review = FlagFilter(label="Needs review")
     edited = FlagFilter(label="Edited by an organiser")
     disagreement = FlagFilter(label="Second judge disagrees")
@@ -65,6 +74,7 @@ class JudgmentFilter(django_filters.FilterSet):
         return {
             "run": data.get("run") or None, "qid": data.get("qid") or None,
             "kind": data.get("kind") or None, "label": data.get("label"),
+            "grade": data.get("grade"),
             "needs_review": data.get("needs_review"), "edited": data.get("edited"),
             "doubtful": data.get("doubtful"),
             # Only a yes filters: "disagreement=false" is the whole list, as no value is.

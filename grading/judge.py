@@ -11,6 +11,10 @@ correctness decision (the gold answer key's rule where it is clear, else one cal
 one more from the nuggets under `answer_check: nuggets|both`) and, for a correct answer
 only, one relevance call per entailed nugget. Each step's decision, who made it (a rule
 or a call), the judge's probability for it and its cost are kept in `steps`.
+
+A rubric input (RUBRIC campaigns, DESIGN.md section 10) is one self-rating call, then,
+where the campaign checks answers against a key, the EXAM++ check of the extracted
+answer: `key` by the edit-distance rule (no call), `llm` by one more call.
 """
 
 from __future__ import annotations
@@ -26,8 +30,20 @@ from typing import Any, Literal, Protocol
 from grading.entailment_rule import unsupported
 from grading.gold_match import GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
-from grading.llm.inputs import DecodingParams, JudgeRequest
+from grading.llm.inputs import DecodingParams, JudgeRequest, Label
 from grading.llm.parsing import VerdictLabel
+from grading.llm.prompts import (
+    ANSWER_KEY_PROMPT_VERSION,
+    RUBRIC_PROMPT_VERSION,
+    RubricAnswerCheck,
+)
+from grading.llm.rubric import (
+    RubricGrade,
+    answer_key_request,
+    answer_matches_key,
+    rubric_request,
+    settled_grade,
+)
 from grading.llm.subtasks import (
     ANSWER_V2,
     ENTAILMENT_V2,
@@ -73,7 +89,42 @@ class AnswerInput:
         }
 
 
-JudgeInput = EntailmentInput | AnswerInput
+@dataclass(frozen=True)
+class RubricInput:
+    """How well does the passage answer (or state) one test-bank item, on 0..5?
+
+    `item_text_hash` is the item's `TestBankItem.text_hash`; `answers` (the item's
+    answer key) matter only under `answer_check` key or llm and are left out otherwise,
+    so a campaign without answer checks re-grades nothing when a key changes.
+    """
+
+    passage: str
+    item: str
+    item_text_hash: str
+    target: str
+    answer_check: str = RubricAnswerCheck.NONE
+    answers: tuple[str, ...] = ()
+
+    prompt_version = RUBRIC_PROMPT_VERSION
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "passage": self.passage, "item": self.item, "item_text_hash": self.item_text_hash,
+            "target": self.target, "answer_check": str(self.answer_check),
+        }
+        if self.answer_check != RubricAnswerCheck.NONE:
+            data["answers"] = list(self.answers)
+        if self.answer_check == RubricAnswerCheck.LLM:
+            # The second prompt's wording decides key_match: part of the input too.
+            data["answer_key_prompt_version"] = ANSWER_KEY_PROMPT_VERSION
+        return data
+
+
+JudgeInput = EntailmentInput | AnswerInput | RubricInput
+
+UNANSWERABLE_REASON = "The extracted answer says the passage gives none (grade 0)."
+KEY_CHECK_UNPARSED = ("The answer-key check's reply never parsed, so whether the answer "
+                      "matches the key is unknown.")
 
 
 @dataclass(frozen=True)
@@ -110,10 +161,12 @@ class JudgeIdentity:
         """
         payload = {
             "prompt_version": item.prompt_version,
-            "subtasks": {name: prompt.decision for name, prompt in SUBTASKS.items()},
             "model": self.model, "decoding": self.decoding.as_dict(),
             "input": item.as_json(),
         }
+        if not isinstance(item, RubricInput):
+            # The R2C2 subtasks decide these inputs; a rubric input is none of their business.
+            payload["subtasks"] = {name: prompt.decision for name, prompt in SUBTASKS.items()}
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -264,6 +317,8 @@ class OpenAIJudge:
                 try:
                     if isinstance(item, EntailmentInput):
                         return await session.entailment(item)
+                    if isinstance(item, RubricInput):
+                        return await session.rubric(item)
                     return await session.answer(item)
                 except JudgeError as error:
                     self.errors.append(str(error))
@@ -273,6 +328,18 @@ class OpenAIJudge:
                         on_judged()
 
             return list(await asyncio.gather(*(one(item) for item in inputs)))
+
+    def ask_many(
+        self, requests: Sequence[JudgeRequest[Label]]
+    ) -> list[JudgeCall[Label] | JudgeError]:
+        """Send requests that are not judgments (a test bank to draft), concurrently;
+        each call's record, or the JudgeError of a call that failed, in order."""
+
+        async def ask() -> list[JudgeCall[Label] | JudgeError]:
+            async with JudgeClient(self.config) as client:
+                return await client.judge_all(requests)
+
+        return asyncio.run(ask())
 
 
 @dataclass
@@ -365,3 +432,58 @@ class _Session:
             if reason:
                 nugget_reasons[str(num)] = reason
         return sorted(relevant)
+
+    async def rubric(self, item: RubricInput) -> JudgeOutcome:
+        """Self-rate the passage on the item; then check the answer against the key."""
+        steps = _Steps()
+        call = await self.client.judge(rubric_request(passage=item.passage, item=item.item,
+                                                      target=item.target))
+        rated = call.label if isinstance(call.label, RubricGrade) else None
+        grade = settled_grade(rated)
+        # The grade carries no probability: the client measures only true/false verdicts.
+        steps.records.append({"step": "rubric", "decided_by": "llm",
+                              "prompt_version": call.prompt_version,
+                              "self_rated": grade.self_rated, "grade": grade.grade,
+                              "unanswerable": grade.unanswerable, "confidence": None})
+        steps.raw.append(call.raw_output)
+        steps.add_cost(call)
+        if grade.needs_review:
+            # No label: the grade that counts is UNPARSED_GRADE until a person decides
+            # (grading.selectors.counted_grade), and the judgment reads needs_review.
+            steps.unparsed = call.error or "reply did not parse"
+            return steps.outcome(None)
+        label: dict[str, Any] = {"grade": grade.grade, "answer": grade.answer}
+        reason = UNANSWERABLE_REASON if grade.unanswerable else ""
+        confidence = None
+        if item.answer_check != RubricAnswerCheck.NONE and item.answers:
+            label["key_match"] = await self._key_match(item, grade, steps)
+            if label["key_match"] is None:
+                reason = KEY_CHECK_UNPARSED
+            # The one part of the label the judge's probability is known for: a doubtful
+            # key check is what brings the judgment to the review queue.
+            confidence = steps.records[-1]["confidence"]
+        return steps.outcome(label, reason, confidence=confidence)
+
+    async def _key_match(self, item: RubricInput, grade: RubricGrade,
+                         steps: _Steps) -> bool | None:
+        """EXAM++ answer verification; None where the judge's reply never parsed."""
+        if grade.unanswerable:
+            # Nothing was extracted: nothing can match, and no call is needed.
+            steps.records.append({"step": "answer-key", "decided_by": "rule:unanswerable",
+                                  "verdict": False, "confidence": 1.0})
+            return False
+        if item.answer_check == RubricAnswerCheck.KEY:
+            matched = answer_matches_key(grade.answer, item.answers)
+            steps.records.append({"step": "answer-key", "decided_by": "rule:edit-distance",
+                                  "verdict": matched, "confidence": 1.0})
+            return matched
+        call = await self.client.judge(answer_key_request(
+            question=item.item, answer=grade.answer, key_answers=item.answers))
+        verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
+        steps.records.append({"step": "answer-key", "decided_by": "llm",
+                              "prompt_version": call.prompt_version, "verdict": verdict,
+                              "confidence": call.confidence,
+                              "confidence_from": call.confidence_from})
+        steps.raw.append(f"answer-key: {call.raw_output}")
+        steps.add_cost(call)
+        return verdict

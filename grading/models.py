@@ -2,7 +2,9 @@
 
 A judgment is keyed by (campaign, kind, judge model, prompt version, input hash):
 identical inputs are judged once, across runs and re-runs, and one post-edit applies
-wherever that input occurs in the campaign (DESIGN.md sections 5 and 9).
+wherever that input occurs in the campaign (DESIGN.md sections 5 and 9). Link tables
+say where each judgment is used: a nugget record's entailment, an answer's evaluation,
+a passage's grade on a test-bank item (RUBRIC campaigns, section 10).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from campaign.models import Campaign
+from campaign.models import Campaign, TestBankItem
 from submissions.models import AnswerRecord, NuggetRecord
 
 
 class JudgmentKind(models.TextChoices):
     ENTAILMENT = "entailment", "Bogus nugget identification (entailment)"
     ANSWER = "answer", "Answer evaluation with relevant nuggets"
+    RUBRIC = "rubric", "Self-rated grade of a passage on a test-bank item"
 
 
 class JudgmentStatus(models.TextChoices):
@@ -145,6 +148,34 @@ class AnswerEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"answer {self.answer_id} -> {self.judgment_id}"
+
+
+class PassageItemGrade(models.Model):
+    """Which rubric judgment grades a passage on a test-bank item (DESIGN.md section 10).
+
+    One row per (item, docid): the item fixes the campaign and the query, which are
+    kept here too so that scoring reads a whole campaign's grades in one query. A grade
+    belongs to a passage, not to a run: every run that retrieved the passage shares it.
+    `item_text_hash` is the item's `text_hash` when it was graded: once the item's text
+    is edited the two differ, and the grade is stale (not read) until graded again.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="passage_grades")
+    qid = models.CharField(max_length=64)
+    docid = models.CharField(max_length=200)
+    item = models.ForeignKey(TestBankItem, on_delete=models.CASCADE, related_name="grades")
+    item_text_hash = models.CharField(max_length=64)
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="grade_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "docid"], name="one_grade_per_passage_item"),
+        ]
+        indexes = [models.Index(fields=["campaign", "qid"], name="passage_grade_query")]
+
+    def __str__(self) -> str:
+        return f"{self.qid}/{self.docid} on {self.item_id} -> {self.judgment_id}"
 
 
 class JudgeValidation(models.Model):

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import (
     Case,
+    CharField,
     Count,
     Exists,
     F,
@@ -20,8 +21,15 @@ from django.db.models import (
     When,
 )
 
-from campaign.models import Campaign, TrackKind
-from grading.models import AnswerEvaluation, JudgeSlot, Judgment, NuggetEntailment
+from campaign.models import BankItemStatus, Campaign, TrackKind
+from grading.llm.rubric import UNPARSED_GRADE
+from grading.models import (
+    AnswerEvaluation,
+    JudgeSlot,
+    Judgment,
+    NuggetEntailment,
+    PassageItemGrade,
+)
 from grading.review import doubt_filter, is_doubtful
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
@@ -165,28 +173,37 @@ def runs_using(*, judgment: Judgment) -> list[Run]:
 
 @dataclass(frozen=True)
 class JudgmentItem:
-    """A judgment where it is used: one nugget record or one answer of one run."""
+    """A judgment where it is used: one nugget record or one answer of one run, or one
+    passage's grade on one test-bank item (`run` None: shared by every run, see
+    `judgment_uses`)."""
 
     judgment: Judgment
-    run: str
+    run: str | None
     qid: str
     nugget_num: int | None
     doubtful: bool = False
+    docid: str | None = None
+    item_id: str | None = None
 
 
 #: How judgment uses may be ordered: by run, question and nugget; or least sure first.
 JUDGMENT_ORDERS = ("run", "doubt")
 
-# The columns of a use, the same for both kinds, so that the two tables' rows can be
+# The columns of a use, the same for every kind, so that the link tables' rows can be
 # merged (UNION ALL) and ordered and paginated as one list in the database.
 _USE_ORDER = {
-    # Entailments first, then answers; each by run, question and nugget.
-    "run": ("kind_rank", "run_name", "use_qid", "nugget_num", "use_id"),
+    # Entailments first, then answers, then rubric grades; each by run, question, nugget
+    # (rubric: passage and item).
+    "run": ("kind_rank", "run_name", "use_qid", "nugget_num", "use_docid", "use_item_id",
+            "use_id"),
     # Least sure first; the unmeasured after every measured one; then by judgment, whose
     # uses stay together in run order.
     "doubt": ("unmeasured", "confidence", "judgment_pk", "run_name", "use_qid", "nugget_num",
-              "use_id"),
+              "use_docid", "use_item_id", "use_id"),
 }
+#: The kinds of use `judgment_uses` lists: the two R2C2 link tables, and rubric grades.
+USE_KINDS = ("entailment", "answer", "rubric")
+_RUBRIC_RANK = 2
 _USES: dict[str, tuple[Any, str, int]] = {  # kind -> (link model, record, place in "run")
     "entailment": (NuggetEntailment, "nugget", 0),
     "answer": (AnswerEvaluation, "answer", 1),
@@ -217,25 +234,34 @@ def judgment_uses(
     *, campaign: Campaign, run: str | None = None, kind: str | None = None,
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
     slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
-    doubtful: bool | None = None, order: str = "run",
+    doubtful: bool | None = None, order: str = "run", grade: int | None = None,
 ) -> QuerySet[Any]:
     """Judgments of a campaign's current runs, one row per use, filtered and ordered in
     the database: a lazy queryset to count and slice (paginate); `judgment_items` turns a
     slice into items.
 
     `label` keeps the uses whose counting label (entailed, or correct) is that value;
-    `doubtful` those the judge was (or was not) less sure of than `campaign.review_below`;
-    `disagreement` those the second judge labels otherwise. `order` is one of
-    JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured after every
-    measured one, then by judgment id (each judgment's uses stay together).
+    `grade` the rubric uses whose counting grade is that value; `doubtful` those the
+    judge was (or was not) less sure of than `campaign.review_below`; `disagreement`
+    those the second judge labels otherwise. `order` is one of JUDGMENT_ORDERS: "doubt"
+    puts the least sure first, the unmeasured after every measured one, then by judgment
+    id (each judgment's uses stay together).
+
+    A rubric use is a passage's grade on a current item of the test bank (`run` is
+    None: the grade belongs to the passage, shared by every run that retrieved it).
+    `label` and `disagreement` do not apply to it (it has no true/false label and no
+    second judge), so they leave rubric uses out; `grade` leaves the other kinds out.
     """
     if order not in JUDGMENT_ORDERS:
         raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
+    if kind not in (None, *USE_KINDS):
+        raise ValueError(f"kind must be one of {USE_KINDS}, found {kind!r}")
     below = doubt_filter(campaign=campaign, via="judgment__")
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
+    no_text = Value(None, output_field=CharField())
     sides = []
     for use_kind, (model, record, rank) in _USES.items():
-        if kind not in (None, use_kind):
+        if kind not in (None, use_kind) or grade is not None:
             continue
         links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
                                         f"{record}__run__in": Run.objects.current(),
@@ -244,13 +270,6 @@ def judgment_uses(
             links = links.filter(**{f"{record}__run__name": run})
         if qid:
             links = links.filter(**{f"{record}__qid": qid})
-        if edited is not None:
-            links = links.filter(judgment__edited_label__isnull=not edited)
-        if doubtful is not None:
-            # `exclude` keeps the unmeasured (NULL) confidences: they are not doubtful.
-            links = links.filter(below) if doubtful else links.exclude(below)
-        if needs_review is not None:
-            links = links.filter(unlabelled) if needs_review else links.exclude(unlabelled)
         if label is not None:
             links = links.filter(counted_label_is(LABEL_FIELD[use_kind], label,
                                                   via="judgment__"))
@@ -258,18 +277,61 @@ def judgment_uses(
             links = links.filter(_second_judge_disagrees(use_kind))
         nugget_num = (F("nugget__nugget_num") if use_kind == "entailment"
                       else Value(None, output_field=IntegerField()))
+        links = _judgment_state(links, edited=edited, doubtful=doubtful, below=below,
+                                needs_review=needs_review, unlabelled=unlabelled)
         sides.append(links.values(
             use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(rank),
             run_name=F(f"{record}__run__name"), use_qid=F(f"{record}__qid"),
-            nugget_num=nugget_num,
+            nugget_num=nugget_num, use_docid=no_text, use_item_id=no_text,
+            unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
+                            default=Value(0)),
+            confidence=F("judgment__confidence"),
+        ))
+    rubric_wanted = kind in (None, "rubric") and slot == JudgeSlot.OFFICIAL
+    if rubric_wanted and label is None and not disagreement:
+        links = fresh_grade_links(campaign=campaign)
+        if run:
+            # The run's passages are the ones it retrieved: until ranking and response
+            # runs are stored (submissions), no run has retrieved any.
+            links = links.none()
+        if qid:
+            links = links.filter(qid=qid)
+        if grade is not None:
+            links = links.filter(counted_grade_is(grade, via="judgment__"))
+        links = _judgment_state(links, edited=edited, doubtful=doubtful, below=below,
+                                needs_review=needs_review, unlabelled=unlabelled)
+        sides.append(links.values(
+            use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(_RUBRIC_RANK),
+            run_name=Value(run or None, output_field=CharField()), use_qid=F("qid"),
+            nugget_num=Value(None, output_field=IntegerField()), use_docid=F("docid"),
+            use_item_id=F("item__item_id"),
             unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
                             default=Value(0)),
             confidence=F("judgment__confidence"),
         ))
     if not sides:
-        raise ValueError(f"kind must be one of {tuple(_USES)}, found {kind!r}")
+        # Filters that no kind of use can meet (a grade with kind=entailment, say).
+        return _USES["entailment"][0].objects.none().values(
+            use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(0),
+            run_name=no_text, use_qid=no_text,
+            nugget_num=Value(None, output_field=IntegerField()), use_docid=no_text,
+            use_item_id=no_text, unmeasured=Value(0), confidence=F("judgment__confidence"),
+        ).order_by(*_USE_ORDER[order])
     uses = sides[0] if len(sides) == 1 else sides[0].union(*sides[1:], all=True)
     return uses.order_by(*_USE_ORDER[order])
+
+
+def _judgment_state(links: QuerySet[Any], *, edited: bool | None, doubtful: bool | None,
+                    below: Q, needs_review: bool | None, unlabelled: Q) -> QuerySet[Any]:
+    """`links` narrowed by the state of their judgment, as every kind of use is."""
+    if edited is not None:
+        links = links.filter(judgment__edited_label__isnull=not edited)
+    if doubtful is not None:
+        # `exclude` keeps the unmeasured (NULL) confidences: they are not doubtful.
+        links = links.filter(below) if doubtful else links.exclude(below)
+    if needs_review is not None:
+        links = links.filter(unlabelled) if needs_review else links.exclude(unlabelled)
+    return links
 
 
 def judgment_items(*, campaign: Campaign, uses: Iterable[Mapping[str, Any]]) -> list[JudgmentItem]:
@@ -281,9 +343,59 @@ def judgment_items(*, campaign: Campaign, uses: Iterable[Mapping[str, Any]]) -> 
         JudgmentItem(judgments[row["judgment_pk"]], row["run_name"], row["use_qid"],
                      row["nugget_num"],
                      doubtful=is_doubtful(judgment=judgments[row["judgment_pk"]],
-                                          campaign=campaign))
+                                          campaign=campaign),
+                     docid=row["use_docid"], item_id=row["use_item_id"])
         for row in rows
     ]
+
+
+# --- RUBRIC grades (DESIGN.md section 10) ------------------------------------------
+
+
+def counted_grade(label: Mapping[str, Any] | None) -> int:
+    """The grade a rubric label counts for: its `grade`, or UNPARSED_GRADE where there
+    is no label (the judge's reply never parsed and no organiser has given one)."""
+    return UNPARSED_GRADE if label is None else int(label["grade"])
+
+
+def counted_grade_is(grade: int, *, via: str = "") -> Q:
+    """`counted_grade` = `grade`, as a query condition on judgments reached through `via`."""
+    edited = Q(**{f"{via}edited_label__isnull": False, f"{via}edited_label__grade": grade})
+    judged = Q(**{f"{via}edited_label__isnull": True, f"{via}llm_label__grade": grade})
+    if grade != UNPARSED_GRADE:
+        return edited | judged
+    return edited | judged | Q(**{f"{via}edited_label__isnull": True,
+                                  f"{via}llm_label__isnull": True})
+
+
+def fresh_grade_links(*, campaign: Campaign) -> QuerySet[PassageItemGrade]:
+    """The campaign's (passage, item) grades that grading uses now: items not retired,
+    and graded on the item's current text (an edit makes the earlier grade stale until
+    the pair is graded again)."""
+    return (PassageItemGrade.objects.filter(campaign=campaign,
+                                            item_text_hash=F("item__text_hash"))
+            .exclude(item__status=BankItemStatus.RETIRED))
+
+
+def rubric_grades(
+    *, campaign: Campaign, qids: Iterable[str] | None = None
+) -> dict[str, dict[str, dict[str, int]]]:
+    """grades[qid][docid][item_id]: each passage's counted grade (0..5) on each current
+    item of its query, an organiser's edit winning over the judge's, in one query.
+
+    Stale grades (an item edited since) and retired items are left out: a pair with no
+    grade has not been graded on the item as it reads now.
+    """
+    links = fresh_grade_links(campaign=campaign)
+    if qids is not None:
+        links = links.filter(qid__in=list(qids))
+    grades: dict[str, dict[str, dict[str, int]]] = {}
+    rows = links.values_list("qid", "docid", "item__item_id", "judgment__llm_label",
+                             "judgment__edited_label")
+    for qid, docid, item_id, llm_label, edited_label in rows.iterator():
+        label = edited_label if edited_label is not None else llm_label
+        grades.setdefault(qid, {}).setdefault(docid, {})[item_id] = counted_grade(label)
+    return grades
 
 
 @dataclass(frozen=True)

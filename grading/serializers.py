@@ -4,12 +4,16 @@ from typing import Any
 
 from rest_framework import serializers
 
+from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
+from grading.llm.rubric import UNPARSED_GRADE
+from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import JudgmentKind
-from grading.selectors import JudgmentItem, RunProgress
+from grading.selectors import JudgmentItem, RunProgress, counted_grade
 
 
 def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
-    """DESIGN.md section 9: id, kind, run, qid, nugget_num, label fields, reason, edited, judge.
+    """DESIGN.md sections 9 and 10: id, kind, run, qid, nugget_num (entailment) or docid
+    and item_id (rubric), the label fields of the kind, reason, edited, judge.
 
     And for the review queue: the judge's `confidence`, whether it is `doubtful` (under
     the campaign's review threshold) and the `steps` that decided it.
@@ -19,7 +23,14 @@ def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": judgment.pk, "kind": judgment.kind, "run": item.run, "qid": item.qid,
     }
-    if judgment.kind == "entailment":
+    if judgment.kind == JudgmentKind.RUBRIC:
+        # DESIGN.md section 10: docid, item_id, grade, answer (and key_match where the
+        # campaign checks answers against a key); a reply that never parsed counts 1.
+        data.update({"docid": item.docid, "item_id": item.item_id,
+                     "grade": counted_grade(judgment.label), "answer": label.get("answer", "")})
+        if "key_match" in label:
+            data["key_match"] = label["key_match"]
+    elif judgment.kind == JudgmentKind.ENTAILMENT:
         data["nugget_num"] = item.nugget_num
         data["entailed"] = label.get("entailed")
     else:
@@ -62,9 +73,23 @@ class JudgmentItemSerializer(serializers.Serializer[dict[str, Any]]):
 
     id = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=JudgmentKind.choices)
-    run = serializers.CharField()
+    run = serializers.CharField(
+        allow_null=True, help_text="rubric: null (a grade is shared by every run that "
+                                   "retrieved the passage), or the run asked for with ?run=")
     qid = serializers.CharField()
     nugget_num = serializers.IntegerField(required=False, help_text="entailment only")
+    docid = serializers.CharField(required=False, help_text="rubric only: the passage")
+    item_id = serializers.CharField(required=False, help_text="rubric only: the test-bank item")
+    grade = serializers.IntegerField(
+        required=False, min_value=0, max_value=5,
+        help_text=f"rubric only: the self-rated grade that counts ({UNPARSED_GRADE} where "
+                  "the reply never parsed)")
+    answer = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="rubric only: the extracted answer (questions) or mention (nuggets)")
+    key_match = serializers.BooleanField(
+        required=False, allow_null=True,
+        help_text="rubric only, with answer_check key or llm: the answer matches the key")
     entailed = serializers.BooleanField(required=False, allow_null=True,
                                         help_text="entailment only; null: needs review")
     correct = serializers.BooleanField(required=False, allow_null=True,
@@ -132,10 +157,25 @@ class JudgmentDetailSerializer(serializers.Serializer[dict[str, Any]]):
 
 class JudgmentEditSerializer(serializers.Serializer[dict[str, Any]]):
     entailed = serializers.BooleanField(required=False)
+    grade = serializers.IntegerField(required=False, min_value=min(RUBRIC_GRADES),
+                                     max_value=max(RUBRIC_GRADES),
+                                     help_text="rubric: the grade, 0..5")
+    answer = serializers.CharField(required=False, allow_blank=True, max_length=4000,
+                                   help_text="rubric: the extracted answer (optional)")
     correct = serializers.BooleanField(required=False)
     relevant = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
     note = serializers.CharField(help_text="why the label changes (kept in the audit trail)")
+
+
+class TestBankGenerateSerializer(serializers.Serializer[dict[str, Any]]):
+    """What to draft: `n` items of `target` per query that has none (DESIGN.md section 10)."""
+
+    __test__ = False  # a serializer, not a pytest class
+
+    target = serializers.ChoiceField(choices=[t.value for t in PromptTarget],
+                                     default=PromptTarget.QUESTIONS.value)
+    n = serializers.IntegerField(min_value=1, max_value=MAX_GENERATED_ITEMS, default=10)
 
 
 def run_progress_json(progress: RunProgress) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from grading.judge import (
     JudgeUnavailable,
 )
 from grading.llm.client import JudgeError
+from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import (
     AnswerEvaluation,
     JudgeSlot,
@@ -293,7 +294,39 @@ class EditRefused(ValueError):
         self.field = field
 
 
+BAD_GRADE = "grade must be an integer from 0 to 5; found {found!r}"
+BAD_ANSWER = "answer must be a string; found {found!r}"
+
+
+def _checked_grade(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any]:
+    """A rubric edit: `grade` (0..5), and optionally the `answer` (else the one given).
+
+    `key_match`, where the judgment has one, stays the judge's: it checked the answer,
+    not the grade (a confirmation, which sends the whole label, may repeat it).
+    """
+    current = judgment.label or {}
+    repeated = "key_match" in changes and changes["key_match"] == current.get("key_match")
+    if repeated:
+        changes = {k: v for k, v in changes.items() if k != "key_match"}
+    if "grade" not in changes or not set(changes) <= {"grade", "answer"}:
+        raise EditRefused("grade", WRONG_FIELDS.format(
+            kind="rubric", expected='{"grade": 0..5, "answer": "..." (optional)}',
+            found=changes))
+    grade = changes["grade"]
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in RUBRIC_GRADES:
+        raise EditRefused("grade", BAD_GRADE.format(found=grade))
+    answer = changes.get("answer", current.get("answer", ""))
+    if not isinstance(answer, str):
+        raise EditRefused("answer", BAD_ANSWER.format(found=answer))
+    label = {"grade": grade, "answer": answer}
+    if "key_match" in current:
+        label["key_match"] = current["key_match"]
+    return label
+
+
 def _checked_label(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any]:
+    if judgment.kind == JudgmentKind.RUBRIC:
+        return _checked_grade(judgment, changes)
     if judgment.kind == JudgmentKind.ENTAILMENT:
         if set(changes) != {"entailed"} or not isinstance(changes["entailed"], bool):
             raise EditRefused("entailed", WRONG_FIELDS.format(
@@ -322,11 +355,12 @@ def judgment_edit(
 ) -> Judgment:
     """Post-edit a judgment's label (DESIGN.md section 5.4), keeping the audit trail.
 
-    The edit wins over the LLM label wherever this input occurs (every nugget record or
-    answer sharing it), and the judgment reads `reviewed` from then on. Once the edit
-    commits, every run it affects is queued for grading again (no new judge calls but
-    where the answer step's input changed), and grading the last of them scores the
-    campaign again, so no leaderboard stays older than the edit.
+    The edit wins over the LLM label wherever this input occurs (every nugget record,
+    answer or graded passage sharing it), and the judgment reads `reviewed` from then
+    on. Once the edit commits, every run it affects is queued for grading again (no new
+    judge calls but where the answer step's input changed), and grading the last of
+    them scores the campaign again, so no leaderboard stays older than the edit. A
+    rubric grade is read by scoring where it is stored, so its edit queues scoring.
     """
     if not note.strip():
         raise EditRefused("note", NOTE_REQUIRED)
@@ -343,7 +377,12 @@ def judgment_edit(
     judgment.status = JudgmentStatus.REVIEWED
     judgment.full_clean()
     judgment.save()
-    _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
+    if judgment.kind == JudgmentKind.RUBRIC:
+        # A rubric grade is read where it is stored (no run holds a copy to re-grade):
+        # scoring again is all an edit needs.
+        enqueue_scoring(judgment.campaign_id)
+    else:
+        _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
     return judgment
 
 

@@ -13,7 +13,8 @@ from django.db import transaction
 
 from campaign.models import Campaign
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
-from grading.setup import judge_named, official_model_name
+from grading.setup import judge_named, official_judge, official_model_name
+from grading.testbank_generation import testbank_generate
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
 from submissions.models import Run
@@ -78,3 +79,27 @@ def validate_judge(campaign_id: int, judge_name: str, user_id: int | None = None
     logger.info("judge validation %s of %s: %s", validation.pk, campaign.slug,
                 "passed" if validation.passed else "failed")
     return validation.pk
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def generate_testbank(campaign_id: int, target: str, n: int,
+                      user_id: int | None = None) -> dict[str, Any]:
+    """Draft test-bank items for a campaign's queries without items (the API, the
+    dashboard's button). Run again, it finds those queries drafted and skips them."""
+    campaign = Campaign.objects.get(pk=campaign_id)
+    user = User.objects.filter(pk=user_id).first() if user_id else None
+    report = testbank_generate(campaign=campaign, judge=official_judge(), target=target,
+                               n=n, user=user)
+    for qid, reason in report.failed.items():
+        logger.warning("test bank of %s, query %s: nothing drafted: %s", campaign.slug, qid,
+                       reason)
+    return {"drafted": report.drafted, "failed": report.failed, "skipped": report.skipped}
+
+
+def enqueue_testbank_generation(*, campaign: Campaign, target: str, n: int,
+                                user: User | None) -> str:
+    """Send a generation task once the current transaction commits; its task id."""
+    task_id = str(uuid.uuid4())
+    args = (campaign.pk, target, n, user.pk if user else None)
+    transaction.on_commit(lambda: generate_testbank.apply_async(args=args, task_id=task_id))
+    return task_id

@@ -78,7 +78,7 @@ class TestJudgmentsList:
         response = personas.client("organiser").get("/api/v1/campaigns/toy/judgments/?kind=x")
         assert response.status_code == 400
         assert response.json()["errors"] == [
-            {"field": "kind", "message": "expected entailment or answer, found 'x'"}]
+            {"field": "kind", "message": "expected entailment, answer or rubric, found 'x'"}]
 
 
 class TestPostEditing:

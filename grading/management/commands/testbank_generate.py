@@ -1,0 +1,54 @@
+"""`python manage.py testbank_generate SLUG [--target questions|nuggets] [--n 10]`.
+
+Asks the official judge for N items per query that has no test-bank items yet and
+stores them as drafts (DESIGN.md section 10), in this process: the same service as the
+API's task (grading.testbank_generation). Queries that already have items are left
+alone. A query the judge failed on is reported with the reason and nothing of it is
+stored; the command then exits non-zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from campaign.management.lookup import campaign_arg
+from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
+from grading.setup import official_judge
+from grading.testbank_generation import testbank_generate
+
+
+def _item_count(value: str) -> int:
+    number = int(value)
+    if not 1 <= number <= MAX_GENERATED_ITEMS:
+        raise ValueError(value)
+    return number
+
+
+class Command(BaseCommand):
+    help = "Draft test-bank items with the judge for the queries that have none."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="the campaign")
+        parser.add_argument("--target", choices=[t.value for t in PromptTarget],
+                            default=PromptTarget.QUESTIONS.value,
+                            help="exam questions (with an answer key) or nuggets")
+        parser.add_argument("--n", type=_item_count, default=10, metavar="N",
+                            help=f"items per query, 1..{MAX_GENERATED_ITEMS} (default 10)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = campaign_arg(options["slug"])
+        judge = official_judge()
+        self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url}")
+        report = testbank_generate(campaign=campaign, judge=judge, target=options["target"],
+                                   n=options["n"])
+        for qid, count in report.drafted.items():
+            self.stdout.write(f"{qid}: {count} draft item(s)")
+        for qid, reason in report.failed.items():
+            self.stderr.write(f"{qid}: nothing stored: {reason}")
+        if report.skipped:
+            self.stdout.write(f"{len(report.skipped)} query(ies) already have items: "
+                              f"{', '.join(report.skipped)}")
+        if report.failed:
+            raise CommandError(f"{len(report.failed)} query(ies) got no draft items")

@@ -1,0 +1,137 @@
+"""Writes for RUBRIC grading (DESIGN.md section 10): grade passages on the test bank.
+
+`rubric_grade` grades every (passage, current item of its query) pair with the judge's
+self-rating and links each pair to its judgment (`PassageItemGrade`). A grade belongs
+to a passage's text and an item's text, not to a run: it is cached by input across
+runs and re-gradings (the judgment cache of grading.services, held by its unique
+constraint), so a passage retrieved by ten runs costs one judgment per item, and after
+an item's text is edited only that item's pairs are new inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from campaign.models import BankItemStatus, Campaign, TestBankItem
+from grading.judge import Judge, RubricInput
+from grading.llm.prompts import RubricAnswerCheck
+from grading.models import Judgment, JudgmentKind, PassageItemGrade
+from grading.services import (
+    QUERY_CHUNK,
+    GradingProgress,
+    _chunks,
+    _ensure_judgments,
+    _Unwatched,
+)
+
+TWO_TEXTS = "passage {docid} of query {qid} is given with two different texts"
+
+#: The stricter check wins where a campaign's tracks differ: its grades are shared by
+#: every track, so they carry the check of the one that asks most.
+_STRICTNESS = (RubricAnswerCheck.NONE, RubricAnswerCheck.KEY, RubricAnswerCheck.LLM)
+
+
+@dataclass
+class RubricGradeReport:
+    """What one `rubric_grade` did."""
+
+    passages: int = 0  # distinct (qid, docid) given
+    pairs: int = 0  # (passage, current item) pairs, each linked to its judgment
+    judged: int = 0  # inputs never judged before: the judge's work (one or two calls each)
+    needs_review: int = 0  # pairs whose judgment has no label (reply never parsed)
+    without_items: list[str] = field(default_factory=list)  # qids with passages, no items
+
+
+def campaign_answer_check(*, campaign: Campaign) -> RubricAnswerCheck:
+    """The answer check a campaign's rubric judgments carry: the strictest of its ranking
+    and response tracks' `answer_check` (none, key, llm).
+
+    Grades are per passage and item, shared by every track and run, so they cannot
+    differ by track; a track with a weaker check ignores `key_match`.
+    """
+    checks = {RubricAnswerCheck(track.answer_check) for track in campaign.tracks.all()
+              if track.is_rubric and track.answer_check in tuple(RubricAnswerCheck)}
+    return max(checks, key=_STRICTNESS.index, default=RubricAnswerCheck.NONE)
+
+
+def _current_items(campaign: Campaign) -> dict[str, list[TestBankItem]]:
+    """Each query's items as grading uses them: drafts and active ones, not retired."""
+    items: dict[str, list[TestBankItem]] = {}
+    for item in (TestBankItem.objects.filter(campaign=campaign)
+                 .exclude(status=BankItemStatus.RETIRED).select_related("question")
+                 .order_by("question__position", "created_at", "id")):
+        items.setdefault(item.question.qid, []).append(item)
+    return items
+
+
+def rubric_grade(
+    *, campaign: Campaign, passages: Iterable[tuple[str, str, str]], judge: Judge,
+    batch: int = 1024, progress: GradingProgress | None = None,
+) -> RubricGradeReport:
+    """Grade each passage `(qid, docid, text)` on every current item of its query.
+
+    A passage given more than once (retrieved by several runs) is graded once. Inputs
+    judged before by this judge and prompt version cost no call; new judgments are
+    stored with full provenance as they are made, and each pair's link is then created
+    or moved to its judgment. Where judge calls fail, what succeeded is kept and
+    `JudgeUnavailable` is raised (grading again judges only the rest), as for R2C2.
+    """
+    progress = progress or _Unwatched()
+    report = RubricGradeReport()
+    check = campaign_answer_check(campaign=campaign)
+    items_of = _current_items(campaign)
+    texts: dict[tuple[str, str], str] = {}
+    for qid, docid, text in passages:
+        if texts.setdefault((qid, docid), text) != text:
+            raise ValueError(TWO_TEXTS.format(docid=docid, qid=qid))
+    report.passages = len(texts)
+    pairs: list[tuple[str, str, TestBankItem]] = []
+    inputs: list[RubricInput] = []
+    without: set[str] = set()
+    for (qid, docid), text in texts.items():
+        items = items_of.get(qid)
+        if not items:
+            without.add(qid)
+            continue
+        for item in items:
+            pairs.append((qid, docid, item))
+            inputs.append(RubricInput(
+                passage=text, item=item.text, item_text_hash=item.text_hash,
+                target=item.target, answer_check=check,
+                answers=tuple(item.answers) if check != RubricAnswerCheck.NONE else ()))
+    report.without_items = sorted(without)
+    judgments, report.judged = _ensure_judgments(
+        campaign.pk, JudgmentKind.RUBRIC, inputs, judge, batch, progress,
+        campaign.review_below)
+    _link_grades(campaign, pairs, judgments)
+    report.pairs = len(pairs)
+    report.needs_review = sum(1 for judgment in judgments if judgment.label is None)
+    return report
+
+
+def _link_grades(campaign: Campaign, pairs: Sequence[tuple[str, str, TestBankItem]],
+                 judgments: Sequence[Judgment]) -> None:
+    """Point each (passage, item) at its judgment: create, or move a link whose
+    judgment changed (an edited item, another judge); leave the others untouched."""
+    held: dict[tuple[int, str], int] = {}
+    for qids in _chunks(sorted({qid for qid, _, _ in pairs}), QUERY_CHUNK):
+        held.update({
+            (item_id, docid): judgment_id
+            for item_id, docid, judgment_id in PassageItemGrade.objects.filter(
+                campaign=campaign, qid__in=qids).values_list("item_id", "docid", "judgment_id")
+        })
+    changed = [
+        PassageItemGrade(campaign=campaign, qid=qid, docid=docid, item=item,
+                         item_text_hash=item.text_hash, judgment=judgment)
+        for (qid, docid, item), judgment in zip(pairs, judgments, strict=True)
+        if held.get((item.pk, docid)) != judgment.pk
+    ]
+    with transaction.atomic():
+        # An upsert: another worker grading the same passages may have linked them
+        # meanwhile; the same inputs give the same judgments, so either write is right.
+        PassageItemGrade.objects.bulk_create(
+            changed, batch_size=QUERY_CHUNK, update_conflicts=True,
+            unique_fields=["item", "docid"], update_fields=["judgment", "item_text_hash"])
