@@ -53,7 +53,8 @@ from submissions.models import Run
 class GradingView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(summary="Grading progress: judgments done/total per AC run")
+    @extend_schema(summary=("Grading progress: judgments done/total per AC run, (passage, "
+                            "item) pairs graded/total per ranking or response run"))
     def get(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         progress = grading_progress(campaign=campaign)
@@ -68,7 +69,8 @@ class GradingView(APIView):
             ],
         })
 
-    @extend_schema(request=None, summary="Grade every pending AC run (queued for the workers)",
+    @extend_schema(request=None, summary=("Grade every pending AC, ranking and response run "
+                                          "(queued for the workers)"),
                    parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")])
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)

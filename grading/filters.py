@@ -20,7 +20,7 @@ from django.http import QueryDict
 from campaign.models import Campaign
 from config.query_params import FlagCheckbox, FlagField
 from grading.models import JudgmentKind
-from grading.selectors import JUDGMENT_ORDERS, ac_runs, judgment_uses
+from grading.selectors import JUDGMENT_ORDERS, graded_runs, judgment_uses
 
 BAD_KIND = "expected entailment, answer or rubric, found %(value)r"
 BAD_ORDER = f"expected {' or '.join(JUDGMENT_ORDERS)}, found %(value)r"
@@ -98,7 +98,7 @@ class ReviewQueueFilter(JudgmentFilter):
 
     def __init__(self, data: QueryDict | dict[str, Any], *, campaign: Campaign) -> None:
         super().__init__(data, campaign=campaign)
-        names = ac_runs(campaign=campaign).order_by("name").values_list("name", flat=True)
+        names = graded_runs(campaign=campaign).order_by("name").values_list("name", flat=True)
         self.filters["run"].extra["widget"] = forms.Select(
             choices=[("", "Any"), *((name, name) for name in names)])
 

@@ -1,10 +1,12 @@
 """Where people are needed: the judgments the judge doubted, reviewed or not yet.
 
 A judgment is doubtful when the judge's own probability for its label (`confidence`)
-is under the campaign's `review_below`; it is reviewed once an organiser has edited or
-confirmed it (a confirmation is an edit that keeps the label). Only the judgments that
-the current runs' records use in the official slot count: those are what leaderboards
-are computed from.
+is under the campaign's `review_below`, or when it is a rubric grade whose reply never
+parsed (its grade counts as UNPARSED_GRADE, a placeholder no one decided); it is
+reviewed once an organiser has edited or confirmed it (a confirmation is an edit that
+keeps the label). Only the judgments that the current runs use count: their records'
+official labels, and the grades of the passages grading rates of them (DESIGN.md
+section 10): those are what leaderboards are computed from.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 
 from campaign.models import Campaign
-from grading.models import JudgeSlot, Judgment
+from grading.models import JudgeSlot, Judgment, JudgmentKind
+from grading.rubric_uses import grade_links_used
 from submissions.models import Run
 
 
@@ -22,25 +25,32 @@ def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
     """Was the judge less sure of this label than the campaign's review threshold?
 
     An unmeasured confidence (a server without token probabilities, or no label at all)
-    is not doubt: there is nothing to compare.
+    is not doubt: there is nothing to compare. But a rubric grade without a label is:
+    scoring reads it as UNPARSED_GRADE until a person gives one (an R2C2 judgment
+    without a label holds its answer back instead, and shows as needing review).
     """
+    if judgment.kind == JudgmentKind.RUBRIC and judgment.llm_label is None:
+        return True
     return judgment.confidence is not None and judgment.confidence < campaign.review_below
 
 
 def doubt_filter(*, campaign: Campaign, via: str = "") -> Q:
     """`is_doubtful` as a query condition, on judgments reached through `via` (e.g.
-    "judgment__" from a link); NULL confidences never match it."""
-    return Q(**{f"{via}confidence__lt": campaign.review_below})
+    "judgment__" from a link); NULL confidences never match it (but unparsed rubric
+    grades do)."""
+    return (Q(**{f"{via}confidence__lt": campaign.review_below})
+            | Q(**{f"{via}kind": JudgmentKind.RUBRIC, f"{via}llm_label__isnull": True}))
 
 
 def official_judgments(*, campaign: Campaign,
                        runs: QuerySet[Run] | None = None) -> QuerySet[Judgment]:
     """The judgments the records of `runs` (the current runs unless given) use in the
-    official slot."""
+    official slot, and the fresh grades of the passages grading rates of them."""
     if runs is None:
         runs = Run.objects.filter(track__campaign=campaign).current()
     used = (Q(nugget_links__slot=JudgeSlot.OFFICIAL, nugget_links__nugget__run__in=runs)
-            | Q(answer_links__slot=JudgeSlot.OFFICIAL, answer_links__answer__run__in=runs))
+            | Q(answer_links__slot=JudgeSlot.OFFICIAL, answer_links__answer__run__in=runs)
+            | Q(grade_links__in=grade_links_used(campaign=campaign, runs=runs)))
     ids = Judgment.objects.filter(used, campaign=campaign).values("pk")
     return Judgment.objects.filter(pk__in=ids)
 
@@ -69,5 +79,8 @@ def doubt_counts(*, campaign: Campaign) -> DoubtCounts:
         judgments=judgments.count(),
         doubtful=doubtful.count(),
         unreviewed=doubtful.filter(edited_label__isnull=True).count(),
-        unmeasured=judgments.filter(confidence__isnull=True, llm_label__isnull=False).count(),
+        # A rubric grade carries no probability (the client measures only true/false
+        # verdicts): it is not "unmeasured" for want of logprobs.
+        unmeasured=judgments.filter(confidence__isnull=True, llm_label__isnull=False)
+        .exclude(kind=JudgmentKind.RUBRIC).count(),
     )

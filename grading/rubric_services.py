@@ -3,9 +3,10 @@
 `rubric_grade` grades every (passage, current item of its query) pair with the judge's
 self-rating and links each pair to its judgment (`PassageItemGrade`). A grade belongs
 to a passage's text and an item's text, not to a run: it is cached by input across
-runs and re-gradings (the judgment cache of grading.services, held by its unique
-constraint), so a passage retrieved by ten runs costs one judgment per item, and after
-an item's text is edited only that item's pairs are new inputs.
+runs and re-gradings (grading.judgment_cache, held by its unique constraint), so a
+passage retrieved by ten runs costs one judgment per item, and after an item's text is
+edited only that item's pairs are new inputs. `rubric_run_grade` is the pass over one
+ranking or response run that `grading.services.run_grading` makes.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ from django.db import transaction
 
 from campaign.models import BankItemStatus, Campaign, TestBankItem
 from grading.judge import Judge, RubricInput
-from grading.llm.prompts import RubricAnswerCheck
-from grading.models import Judgment, JudgmentKind, PassageItemGrade
-from grading.services import (
+from grading.judgment_cache import (
     QUERY_CHUNK,
     GradingProgress,
-    _chunks,
-    _ensure_judgments,
-    _Unwatched,
+    Unwatched,
+    chunks,
+    ensure_judgments,
 )
+from grading.llm.prompts import RubricAnswerCheck
+from grading.models import Judgment, JudgmentKind, PassageItemGrade
+from submissions.models import Run
+from submissions.selectors import passages_to_grade
 
 TWO_TEXTS = "passage {docid} of query {qid} is given with two different texts"
 
@@ -43,6 +46,12 @@ class RubricGradeReport:
     judged: int = 0  # inputs never judged before: the judge's work (one or two calls each)
     needs_review: int = 0  # pairs whose judgment has no label (reply never parsed)
     without_items: list[str] = field(default_factory=list)  # qids with passages, no items
+
+    @property
+    def judge_calls(self) -> int:
+        """As the R2C2 report counts them: inputs sent to the judge (an `llm` answer
+        check adds a second request to some of them)."""
+        return self.judged
 
 
 def campaign_answer_check(*, campaign: Campaign) -> RubricAnswerCheck:
@@ -79,7 +88,7 @@ def rubric_grade(
     or moved to its judgment. Where judge calls fail, what succeeded is kept and
     `JudgeUnavailable` is raised (grading again judges only the rest), as for R2C2.
     """
-    progress = progress or _Unwatched()
+    progress = progress or Unwatched()
     report = RubricGradeReport()
     check = campaign_answer_check(campaign=campaign)
     items_of = _current_items(campaign)
@@ -103,7 +112,7 @@ def rubric_grade(
                 target=item.target, answer_check=check,
                 answers=tuple(item.answers) if check != RubricAnswerCheck.NONE else ()))
     report.without_items = sorted(without)
-    judgments, report.judged = _ensure_judgments(
+    judgments, report.judged = ensure_judgments(
         campaign.pk, JudgmentKind.RUBRIC, inputs, judge, batch, progress,
         campaign.review_below)
     _link_grades(campaign, pairs, judgments)
@@ -112,12 +121,26 @@ def rubric_grade(
     return report
 
 
+def rubric_run_grade(
+    *, run: Run, judge: Judge, batch: int = 1024, progress: GradingProgress | None = None,
+) -> RubricGradeReport:
+    """Grade what a ranking or response run retrieved (`passages_to_grade`: the top
+    `depth` of each query, or every segment of each response) on the test bank.
+
+    The grades are the passages', not the run's: another run that retrieved the same
+    passages finds them graded and costs no judge call.
+    """
+    passages = [(p.qid, p.docid, p.text) for p in passages_to_grade(run=run)]
+    return rubric_grade(campaign=run.track.campaign, passages=passages, judge=judge,
+                        batch=batch, progress=progress)
+
+
 def _link_grades(campaign: Campaign, pairs: Sequence[tuple[str, str, TestBankItem]],
                  judgments: Sequence[Judgment]) -> None:
     """Point each (passage, item) at its judgment: create, or move a link whose
     judgment changed (an edited item, another judge); leave the others untouched."""
     held: dict[tuple[int, str], int] = {}
-    for qids in _chunks(sorted({qid for qid, _, _ in pairs}), QUERY_CHUNK):
+    for qids in chunks(sorted({qid for qid, _, _ in pairs}), QUERY_CHUNK):
         held.update({
             (item_id, docid): judgment_id
             for item_id, docid, judgment_id in PassageItemGrade.objects.filter(

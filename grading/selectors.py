@@ -21,16 +21,16 @@ from django.db.models import (
     When,
 )
 
-from campaign.models import BankItemStatus, Campaign, TrackKind
+from campaign.models import Campaign, TrackKind
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.models import (
     AnswerEvaluation,
     JudgeSlot,
     Judgment,
     NuggetEntailment,
-    PassageItemGrade,
 )
 from grading.review import doubt_filter, is_doubtful
+from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
 from submissions.formats.marked_ac_run import (
@@ -104,38 +104,59 @@ def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswer
     return blocks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunProgress:
+    """How far grading a run has got: an AC run counts its nugget and answer judgments;
+    a ranking or response run its (passage, current item) pairs graded, over the
+    passages grading rates of it."""
+
     run: Run
-    nuggets: int
-    nuggets_judged: int
-    answers: int
-    answers_judged: int
-    needs_review: int
+    nuggets: int = 0
+    nuggets_judged: int = 0
+    answers: int = 0
+    answers_judged: int = 0
+    passages: int = 0
+    pairs: int = 0
+    pairs_graded: int = 0
+    needs_review: int = 0
 
     @property
     def done(self) -> int:
-        return self.nuggets_judged + self.answers_judged
+        return self.nuggets_judged + self.answers_judged + self.pairs_graded
 
     @property
     def total(self) -> int:
-        return self.nuggets + self.answers
+        return self.nuggets + self.answers + self.pairs
+
+
+#: The kinds of track whose runs are graded (PR runs are scored on derived qrels only).
+GRADED_TRACK_KINDS = (TrackKind.AC, TrackKind.RANKING, TrackKind.RESPONSE)
 
 
 def ac_runs(*, campaign: Campaign) -> QuerySet[Run]:
-    """The current, accepted AC runs of a campaign: what grading works on."""
+    """The current, accepted AC runs of a campaign: what the R2C2 pipeline works on."""
     return (Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current()
             .accepted().select_related("team", "track"))
 
 
+def graded_runs(*, campaign: Campaign) -> QuerySet[Run]:
+    """The current, accepted runs of a campaign that grading works on: AC, ranking and
+    response runs."""
+    return (Run.objects.filter(track__campaign=campaign, track__kind__in=GRADED_TRACK_KINDS)
+            .current().accepted().select_related("team", "track"))
+
+
 def grading_progress(*, campaign: Campaign) -> list[RunProgress]:
-    """Judgments done/total per AC run, and how many wait for review.
+    """Judgments done/total per graded run (AC, ranking, response), and how many wait
+    for review.
 
     Counted per table, grouped by run: a constant number of queries however many runs
     (and no nuggets x answers cross product, as one query joining both would make).
     """
-    runs = list(ac_runs(campaign=campaign).order_by("name"))
-    run_ids = [run.pk for run in runs]
+    runs = list(graded_runs(campaign=campaign).order_by("name"))
+    pairs = rubric_pair_counts(campaign=campaign,
+                               runs=[run for run in runs if run.track.is_rubric])
+    run_ids = [run.pk for run in runs if run.track.kind == TrackKind.AC]
     nuggets = _count_by_run(NuggetRecord.objects.filter(run__in=run_ids), "run")
     answers = _count_by_run(AnswerRecord.objects.filter(run__in=run_ids), "run")
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
@@ -148,6 +169,9 @@ def grading_progress(*, campaign: Campaign) -> list[RunProgress]:
     review = Counter(_count_by_run(nugget_links.filter(unlabelled), "nugget__run"))
     review.update(_count_by_run(answer_links.filter(unlabelled), "answer__run"))
     return [
+        RunProgress(run=run, passages=pairs[run.pk].passages, pairs=pairs[run.pk].pairs,
+                    pairs_graded=pairs[run.pk].graded, needs_review=pairs[run.pk].needs_review)
+        if run.pk in pairs else
         RunProgress(run=run, nuggets=nuggets.get(run.pk, 0),
                     nuggets_judged=nuggets_judged.get(run.pk, 0),
                     answers=answers.get(run.pk, 0), answers_judged=answers_judged.get(run.pk, 0),
@@ -249,6 +273,8 @@ def judgment_uses(
 
     A rubric use is a passage's grade on a current item of the test bank (`run` is
     None: the grade belongs to the passage, shared by every run that retrieved it).
+    `run` keeps the grades of the passages that run's grading rates (its top `depth`
+    per query; every segment of a response), each once, still with `run` None.
     `label` and `disagreement` do not apply to it (it has no true/false label and no
     second judge), so they leave rubric uses out; `grade` leaves the other kinds out.
     """
@@ -289,11 +315,13 @@ def judgment_uses(
         ))
     rubric_wanted = kind in (None, "rubric") and slot == JudgeSlot.OFFICIAL
     if rubric_wanted and label is None and not disagreement:
-        links = fresh_grade_links(campaign=campaign)
         if run:
-            # The run's passages are the ones it retrieved: until ranking and response
-            # runs are stored (submissions), no run has retrieved any.
-            links = links.none()
+            # The grades of the passages grading rates of that run (its top `depth` per
+            # query, or its segments); each is still listed once, with run null.
+            runs = Run.objects.filter(track__campaign=campaign, name=run).current()
+            links = grade_links_used(campaign=campaign, runs=runs)
+        else:
+            links = fresh_grade_links(campaign=campaign)
         if qid:
             links = links.filter(qid=qid)
         if grade is not None:
@@ -302,7 +330,7 @@ def judgment_uses(
                                 needs_review=needs_review, unlabelled=unlabelled)
         sides.append(links.values(
             use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(_RUBRIC_RANK),
-            run_name=Value(run or None, output_field=CharField()), use_qid=F("qid"),
+            run_name=no_text, use_qid=F("qid"),
             nugget_num=Value(None, output_field=IntegerField()), use_docid=F("docid"),
             use_item_id=F("item__item_id"),
             unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
@@ -366,15 +394,6 @@ def counted_grade_is(grade: int, *, via: str = "") -> Q:
         return edited | judged
     return edited | judged | Q(**{f"{via}edited_label__isnull": True,
                                   f"{via}llm_label__isnull": True})
-
-
-def fresh_grade_links(*, campaign: Campaign) -> QuerySet[PassageItemGrade]:
-    """The campaign's (passage, item) grades that grading uses now: items not retired,
-    and graded on the item's current text (an edit makes the earlier grade stale until
-    the pair is graded again)."""
-    return (PassageItemGrade.objects.filter(campaign=campaign,
-                                            item_text_hash=F("item__text_hash"))
-            .exclude(item__status=BankItemStatus.RETIRED))
 
 
 def rubric_grades(

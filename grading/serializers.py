@@ -183,6 +183,9 @@ def run_progress_json(progress: RunProgress) -> dict[str, Any]:
         "run": progress.run.name, "id": progress.run.pk, "status": progress.run.status,
         "entailments": {"done": progress.nuggets_judged, "total": progress.nuggets},
         "answers": {"done": progress.answers_judged, "total": progress.answers},
+        # A ranking or response run's (passage, current item) pairs (0 for AC runs).
+        "passages": progress.passages,
+        "pairs": {"done": progress.pairs_graded, "total": progress.pairs},
         "done": progress.done, "total": progress.total,
         "needs_review": progress.needs_review,
         "failure_reason": progress.run.failure_reason,

@@ -1,19 +1,21 @@
 """Writes for grading: the R2C2 judge pipeline over one AC run, and post-edits.
 
-`run_grading` is the one path that grades a claimed run (the Celery task and the `grade`
-command both call it); `judgment_edit` is the one path that post-edits a judgment and
-queues its runs for re-grading (the API and the organiser pages both call it).
+`run_grading` is the one path that grades a claimed run of any graded kind (AC runs
+here, ranking and response runs by grading.rubric_services); the Celery task and the
+`grade` command both call it. `judgment_edit` is the one path that post-edits a
+judgment and queues its runs for re-grading (the API and the organiser pages both call
+it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -21,16 +23,9 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from campaign.models import AnswerCheck, Campaign, Question, TrackKind
-from grading.judge import (
-    AnswerInput,
-    EntailmentInput,
-    Judge,
-    JudgeInput,
-    JudgeOutcome,
-    JudgeUnavailable,
-)
-from grading.llm.client import JudgeError
+from campaign.models import AnswerCheck, Campaign, Question
+from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
+from grading.judgment_cache import QUERY_CHUNK, GradingProgress, Unwatched, ensure_judgments
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import (
     AnswerEvaluation,
@@ -41,15 +36,11 @@ from grading.models import (
     JudgmentStatus,
     NuggetEntailment,
 )
-from grading.selectors import runs_using
+from grading.rubric_services import RubricGradeReport, rubric_run_grade
+from grading.selectors import GRADED_TRACK_KINDS, runs_using
 from grading.setup import official_judge, second_judge
 from scoring.tasks import enqueue_scoring
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
-
-# SQLite allows ~1000 parameters per query; stay well under it everywhere.
-QUERY_CHUNK = 500
-
-JUDGE_CALLS_FAILED = "{failed} of {calls} {kind} judge call(s) failed; the first: {error}"
 
 
 @dataclass
@@ -64,31 +55,13 @@ class GradeReport:
     answer_calls: int = 0
     needs_review: int = 0
 
-
-class GradingProgress(Protocol):
-    """Hears how many judge calls grading a run needs, and each call as it ends.
-
-    The `grade` command draws a progress bar with it; `planned` may be called again for
-    the same kind once the number is known exactly (the answer calls are known only
-    after entailment: a question waits while one of its nuggets needs review).
-    """
-
-    def planned(self, kind: str, calls: int) -> None: ...
-
-    def judged(self) -> None: ...
+    @property
+    def judge_calls(self) -> int:
+        return self.entailment_calls + self.answer_calls
 
 
-class _Unwatched:
-    def planned(self, kind: str, calls: int) -> None:
-        pass
-
-    def judged(self) -> None:
-        pass
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
+#: What one judge's pass over a run did: an AC run's, or a ranking or response run's.
+RunGradeReport = GradeReport | RubricGradeReport
 
 
 def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, str, int], str]:
@@ -104,83 +77,6 @@ def _cited_passages(run: Run, nuggets: list[NuggetRecord]) -> dict[tuple[str, st
     for run_id, qid, rank, text in rows.values_list("run_id", "qid", "rank", "text").iterator():
         passages[(run_ids[run_id], qid, rank)] = text
     return passages
-
-
-def _ensure_judgments(
-    campaign_id: int, kind: str, items: Sequence[JudgeInput], judge: Judge, batch: int,
-    progress: GradingProgress, explain_below: float,
-) -> tuple[list[Judgment], int]:
-    """The judgment of each item, judging only inputs never judged before.
-
-    Returns the judgments in item order and the number of judge calls made. New
-    judgments are stored batch by batch, so progress shows while a run is graded and
-    a worker that dies loses at most one batch of work.
-    """
-    if not items:
-        progress.planned(kind, 0)
-        return [], 0
-    identity = judge.identity
-    prompt_version = items[0].prompt_version
-    hashes = [identity.input_hash(item) for item in items]
-    known = _judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(hashes))
-    todo: dict[str, JudgeInput] = {}
-    for item, digest in zip(items, hashes, strict=True):
-        if digest not in known and digest not in todo:
-            todo[digest] = item
-    calls = 0
-    errors: list[JudgeError] = []
-    pending = list(todo.items())
-    progress.planned(kind, len(pending))
-    for chunk in _chunks(pending, batch):
-        outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged,
-                                    explain_below=explain_below)
-        calls += len(chunk)
-        done = [(key, o) for key, o in zip(chunk, outcomes, strict=True)
-                if isinstance(o, JudgeOutcome)]
-        errors += [o for o in outcomes if isinstance(o, JudgeError)]
-        Judgment.objects.bulk_create(
-            [
-                Judgment(
-                    campaign_id=campaign_id, kind=kind, judge_model=identity.model,
-                    prompt_version=prompt_version,
-                    input_hash=digest, input=item.as_json(),
-                    status=JudgmentStatus.NEEDS_REVIEW if o.needs_review else JudgmentStatus.DONE,
-                    llm_label=o.label, llm_reason=o.reason, nugget_reasons=o.nugget_reasons,
-                    raw_output=o.raw_output, decoding=identity.decoding.as_dict(),
-                    prompt_tokens=o.prompt_tokens, completion_tokens=o.completion_tokens,
-                    latency_seconds=o.latency_seconds, attempts=o.attempts,
-                    confidence=o.confidence, steps=o.steps,
-                )
-                for (digest, item), o in done
-            ],
-            # Another worker may have judged the same input meanwhile: first one wins.
-            ignore_conflicts=True,
-        )
-        if any(error.permanent for error in errors):
-            break  # the server refused: the next batches would be refused alike
-    if errors:
-        # What succeeded is stored; the run is retried later and judges only the rest.
-        # A refusal (bad API key, unknown model) is the reason to give, where there is one.
-        permanent = [error for error in errors if error.permanent]
-        raise JudgeUnavailable(
-            JUDGE_CALLS_FAILED.format(failed=len(errors), calls=calls, kind=kind,
-                                      error=(permanent or errors)[0]),
-            permanent=bool(permanent))
-    known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
-    return [known[digest] for digest in hashes], calls
-
-
-def _judgments_by_hash(
-    campaign_id: int, kind: str, model: str, prompt_version: str, hashes: set[str]
-) -> dict[str, Judgment]:
-    found: dict[str, Judgment] = {}
-    for chunk in _chunks(sorted(hashes), QUERY_CHUNK):
-        for judgment in Judgment.objects.filter(
-            campaign_id=campaign_id, kind=kind, judge_model=model,
-            prompt_version=prompt_version, input_hash__in=chunk,
-        ):
-            found[judgment.input_hash] = judgment
-    return found
 
 
 def _link(
@@ -219,7 +115,7 @@ def run_grade(
     Inputs judged before (by this judge and prompt version) are not sent again.
     Safe to run again, and after post-edits: only new inputs cost judge calls.
     """
-    progress = progress or _Unwatched()
+    progress = progress or Unwatched()
     report = GradeReport(run=run)
     answers = list(AnswerRecord.objects.filter(run=run).order_by("qid"))
     report.answers = len(answers)
@@ -235,7 +131,7 @@ def run_grade(
     campaign_id = run.track.campaign_id
     # Where the judge doubts, it writes a reason for the organiser who will look.
     explain_below = run.track.campaign.review_below
-    entailments, report.entailment_calls = _ensure_judgments(
+    entailments, report.entailment_calls = ensure_judgments(
         campaign_id, JudgmentKind.ENTAILMENT, entailment_inputs, judge, batch, progress,
         explain_below)
     _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
@@ -270,7 +166,7 @@ def run_grade(
             answer_check=track.answer_check,
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
-    evaluations, report.answer_calls = _ensure_judgments(
+    evaluations, report.answer_calls = ensure_judgments(
         campaign_id, JudgmentKind.ANSWER, answer_inputs, judge, batch, progress,
         explain_below)
     _link(AnswerEvaluation, "answer", ready, evaluations, slot)
@@ -418,7 +314,8 @@ def judgment_confirm(*, judgment: Judgment, user: AbstractBaseUser) -> Judgment:
 
 # --- run status around grading ------------------------------------------------------
 def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
-    """Mark the current accepted AC runs among `run_ids` QUEUED; how many were marked.
+    """Mark the current accepted runs among `run_ids` that grading takes (AC, ranking,
+    response; PR runs are never graded) QUEUED; how many were marked.
 
     Called where grading is asked for, in the same transaction that sends the tasks on
     commit, so the statuses show the queue: a round of grading ends when no run of the
@@ -426,15 +323,16 @@ def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
     grader's finish then records nothing (its claim is no longer GRADING) and the new
     task grades it again, seeing whatever was asked for meanwhile (a judgment edit).
     """
-    return (Run.objects.filter(pk__in=run_ids).of_kind(TrackKind.AC).current().accepted()
-            .update(status=RunStatus.QUEUED))
+    return (Run.objects.filter(pk__in=run_ids, track__kind__in=GRADED_TRACK_KINDS).current()
+            .accepted().update(status=RunStatus.QUEUED))
 
 
 def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     """Take a run for grading, once: False if another live task holds it or it is not gradable.
 
-    Gradable: QUEUED, never graded, FAILED, or graded before (grading again only costs
-    judge calls for inputs that changed). A task redelivered after its worker died carries
+    Gradable: a current AC, ranking or response run that is QUEUED, never graded,
+    FAILED, or graded before (grading again only costs judge calls for inputs that
+    changed). A task redelivered after its worker died carries
     the same token and may take its run again; so may any task once the holder's
     heartbeat is older than GRADING_STALE_SECONDS (its worker was killed and nothing
     redelivered the task). The work is idempotent (judgments are cached, links
@@ -448,7 +346,7 @@ def run_claim_for_grading(*, run_id: int, token: str) -> bool:
         | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale)
     )
     return bool(
-        Run.objects.filter(claimable, pk=run_id).of_kind(TrackKind.AC).current()
+        Run.objects.filter(claimable, pk=run_id, track__kind__in=GRADED_TRACK_KINDS).current()
         .update(status=RunStatus.GRADING, grading_token=token, grading_heartbeat=now,
                 failure_reason="")
     )
@@ -511,7 +409,7 @@ GradingWatch = Callable[[str], AbstractContextManager[GradingProgress]]
 
 
 def _unwatched(desc: str) -> AbstractContextManager[GradingProgress]:
-    return contextlib.nullcontext(_Unwatched())
+    return contextlib.nullcontext(Unwatched())
 
 
 @dataclass(frozen=True)
@@ -519,7 +417,7 @@ class GradingOutcome:
     """How grading a claimed run ended (what `run_grading` recorded on it)."""
 
     run: Run
-    report: GradeReport | None = None  # the official judge's pass; None unless graded
+    report: RunGradeReport | None = None  # the official judge's pass; None unless graded
     failure: JudgeUnavailable | None = None  # why the judge failed; its text is on the run
     retry: bool = False  # a transient failure left for the caller to retry: still claimed
     scoring_task: str | None = None  # the last run of a round was graded: scoring queued
@@ -531,9 +429,11 @@ def run_grading(
 ) -> GradingOutcome:
     """Grade a run claimed with `token` (`run_claim_for_grading`) and record how it ended.
 
-    The official judge (`judge`, else the settings' one) grades the run; the track's
-    second judge, if it has one, then labels it again beside the official labels, for
-    agreement only. A heartbeat keeps the claim alive meanwhile. Then:
+    The official judge (`judge`, else the settings' one) grades the run: an AC run with
+    the R2C2 pipeline (`run_grade`), a ranking or response run by self-rating what it
+    retrieved on the test bank (`rubric_run_grade`). An AC track's second judge, if it
+    has one, then labels the run again beside the official labels, for agreement only.
+    A heartbeat keeps the claim alive meanwhile. Then:
     - graded: the run is GRADED (any earlier failure reason cleared); if no current run
       of the campaign is QUEUED or GRADING anymore, this was the last of a round and
       scoring is queued, for fresh leaderboards (unless not `queue_scoring`: the caller
@@ -548,8 +448,14 @@ def run_grading(
     try:
         with run_grading_heartbeat(run=run, token=token):
             with watch(run.name) as progress:
-                report = run_grade(run=run, judge=judge or official_judge(), progress=progress)
-            second = second_judge(run.track)
+                report = _grade_pass(run=run, judge=judge or official_judge(),
+                                     progress=progress)
+            # Rubric grades have no second slot, and need none: a grade belongs to a
+            # passage and an item (PassageItemGrade, one per pair), shared by every run
+            # and track, and DESIGN.md section 10 defines no judge agreement for them
+            # (judge_agreement and the disagreement filter are R2C2's). A second judge's
+            # rubric pass would cost judge calls whose labels nothing reads.
+            second = None if run.track.is_rubric else second_judge(run.track)
             if second is not None:
                 with watch(f"{run.name} (second judge)") as progress:
                     try:
@@ -579,14 +485,22 @@ def run_grading(
     return GradingOutcome(run=run, report=report, scoring_task=scoring_task)
 
 
+def _grade_pass(*, run: Run, judge: Judge, progress: GradingProgress) -> RunGradeReport:
+    """One official pass over `run`, by its track's kind."""
+    if run.track.is_rubric:
+        return rubric_run_grade(run=run, judge=judge, progress=progress)
+    return run_grade(run=run, judge=judge, progress=progress)
+
+
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
-    """The AC runs to grade: new, queued and failed ones (a queued run whose task was
-    lost included), those whose grader died (no heartbeat for GRADING_STALE_SECONDS),
-    and graded ones when asked."""
+    """The runs to grade (AC, ranking and response; PR runs are never graded): new,
+    queued and failed ones (a queued run whose task was lost included), those whose
+    grader died (no heartbeat for GRADING_STALE_SECONDS), and graded ones when asked."""
     statuses = RunStatus.AWAITING_GRADING | (RunStatus.JUDGED if include_graded else frozenset())
     stale = timezone.now() - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     return list(
-        Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current()
+        Run.objects.filter(track__campaign=campaign, track__kind__in=GRADED_TRACK_KINDS)
+        .current()
         .filter(Q(status__in=statuses) | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale))
         .order_by("pk").values_list("pk", flat=True)
     )

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaign.models import Campaign
+from grading.rubric_services import RubricGradeReport
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
 from grading.setup import judge_named, official_judge, official_model_name
 from grading.testbank_generation import testbank_generate
@@ -24,7 +25,8 @@ logger = logging.getLogger(__name__)
 
 @shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
 def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
-    """Grade one AC run. Redelivered or repeated, it does no work twice."""
+    """Grade one AC, ranking or response run. Redelivered or repeated, it does no work
+    twice."""
     token = str(self.request.id)
     campaign = Campaign.objects.filter(tracks__runs__pk=run_id).first()
     refusal = campaign and grading_refusal(campaign=campaign,
@@ -49,6 +51,10 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         raise outcome.failure
     report = outcome.report
     assert report is not None  # graded
+    if isinstance(report, RubricGradeReport):
+        return {"passages": report.passages, "pairs": report.pairs,
+                "judge_calls": report.judge_calls, "needs_review": report.needs_review,
+                "without_items": report.without_items, "scoring_task": outcome.scoring_task}
     return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
             "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
 

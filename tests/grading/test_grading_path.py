@@ -17,6 +17,7 @@ from campaign.models import Track
 from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
 from grading.services import (
+    GradeReport,
     campaign_grading_queue,
     judgment_confirm,
     judgment_edit,
@@ -47,7 +48,7 @@ def test_a_graded_run_that_ends_the_round_queues_scoring(
     with django_capture_on_commit_callbacks(execute=False) as queued:
         outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
 
-    assert outcome.report is not None and outcome.failure is None
+    assert isinstance(outcome.report, GradeReport) and outcome.failure is None
     assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (8, 3)
     assert outcome.scoring_task is not None and len(queued) == 1
     toy_ac_run.refresh_from_db()

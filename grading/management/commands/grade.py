@@ -1,7 +1,9 @@
-"""`python manage.py grade SLUG`: grade every pending AC run in-process and wait.
+"""`python manage.py grade SLUG`: grade every pending run (AC, ranking, response)
+in-process and wait.
 
 The same service as the Celery task (`grading.services.run_grading`: claim, grade with
-the official and second judges, record the outcome), run here one run after another
+the official judge, and an AC track's second judge, record the outcome), run here one
+run after another
 with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
 A run whose judge failed is left FAILED with the reason printed; the command then exits
 non-zero.
@@ -17,7 +19,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import RunBar, StepBar
+from grading.rubric_services import RubricGradeReport
 from grading.services import (
+    RunGradeReport,
     campaign_grading_queue,
     run_claim_for_grading,
     run_grading,
@@ -32,7 +36,8 @@ INTERRUPTED = "grading was interrupted (the grade command stopped)"
 
 
 class Command(BaseCommand):
-    help = "Grade every pending AC run of a campaign with the LLM judge, in this process."
+    help = ("Grade every pending AC, ranking and response run of a campaign with the LLM "
+            "judge, in this process.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="the campaign")
@@ -46,7 +51,7 @@ class Command(BaseCommand):
             raise CommandError(refusal)
         run_ids = campaign_grading_queue(campaign=campaign, include_graded=options["all"])
         if not run_ids:
-            self.stdout.write("No AC run is waiting for grading.")
+            self.stdout.write("No run is waiting for grading.")
             return
         self.stdout.write(f"Grading {len(run_ids)} run(s); starting the judge...")
         judge = official_judge()
@@ -72,14 +77,29 @@ class Command(BaseCommand):
                 failed += 1
                 continue
             seconds = time.perf_counter() - started
-            calls = report.entailment_calls + report.answer_calls
-            self.stdout.write(
-                f"{run.name}: {report.nuggets} nuggets, {report.answers_judged}/{report.answers}"
-                f" answers judged, {calls} judge calls in {seconds:.1f} s"
-                + (f", {report.needs_review} need review" if report.needs_review else "")
-            )
+            self.stdout.write(f"{run.name}: {_graded(report)}, {report.judge_calls} judge "
+                              f"calls in {seconds:.1f} s"
+                              + (f", {report.needs_review} need review"
+                                 if report.needs_review else "")
+                              + _without_items(report))
         with StepBar("scoring") as bar:
             evaluations = campaign_score(campaign=campaign, progress=bar)
         self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
         if failed:
             raise CommandError(f"{failed} run(s) could not be graded")
+
+
+def _graded(report: RunGradeReport) -> str:
+    """What was graded: an AC run's nuggets and answers, or the passages rated on the
+    test bank and their (passage, item) pairs."""
+    if isinstance(report, RubricGradeReport):
+        return f"{report.passages} passages, {report.pairs} pairs"
+    return f"{report.nuggets} nuggets, {report.answers_judged}/{report.answers} answers judged"
+
+
+def _without_items(report: RunGradeReport) -> str:
+    # Said, not failed: the test bank may be drafted and graded query by query, and
+    # grading the run again later costs calls only for the new items' pairs.
+    if isinstance(report, RubricGradeReport) and report.without_items:
+        return f"; no test-bank item yet for {', '.join(report.without_items)}"
+    return ""

@@ -1,0 +1,370 @@
+"""Ranking and response runs graded through the one grading path (issue 14, point 4): the
+same claim, Celery task, `grade` command, progress, heartbeat, failure handling and
+"the last run of a round queues scoring" as AC runs, on tests/data/rubric.
+
+What each run rates (DESIGN.md section 10; tests/data/rubric/runs/README.md), with the
+test bank's items (q1: two questions, q2: one nugget):
+- WASEDA-bm25 (ranking, depth 20): q1 d1, d3, d2; q2 d4, d2: 5 passages, 3x2 + 2x1 = 8 pairs;
+- KYOTO-llm (response): q1 one segment, q2 two: 3 passages, 1x2 + 2x1 = 4 pairs.
+No two of these 12 pairs share both a passage text and an item, so grading costs 12 calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from campaign.models import Campaign, Track
+from grading.judge import JudgeUnavailable
+from grading.llm.schemas import RUBRIC_SCHEMA_NAME
+from grading.models import Judgment, JudgmentKind, PassageItemGrade
+from grading.review import doubt_counts, official_judgments
+from grading.rubric_services import RubricGradeReport, rubric_run_grade
+from grading.selectors import grading_progress
+from grading.services import (
+    campaign_grading_queue,
+    judgment_edit,
+    run_claim_for_grading,
+    run_grading,
+    runs_mark_queued,
+)
+from grading.tasks import grade_run
+from submissions.models import Run, RunStatus
+from tests.factories import UserFactory
+from tests.grading.fixtures import make_judge
+from tests.grading.rubric_support import ScriptedRubric
+from tests.grading.scripted_server import BAD_API_KEY, ScriptedServer, Status
+from tests.submissions.conftest import RUBRIC, rubric_run
+from tests.support import Personas, signed_in
+
+pytestmark = pytest.mark.django_db
+
+Capture = Callable[..., Any]
+SLUG = "movie-rubric"
+JUDGMENTS = f"/api/v1/campaigns/{SLUG}/judgments/"
+MODEL = "scripted-judge"
+
+ALIEN = "Alien (1979) was directed by Ridley Scott."  # d1
+DIRECTOR, RELEASE = "Who directed Alien?", "When was Alien released?"
+#: The bank gives no id to the release question: it is query_id/md5 of its text.
+RELEASE_ID = f"q1/{hashlib.md5(RELEASE.encode()).hexdigest()}"
+
+#: (qid, docid, item) of every pair each run rates; item ids as the bank names them.
+WASEDA_PAIRS = {(qid, docid, item) for qid, docids, items in (
+    ("q1", ("d1", "d3", "d2"), ("q1/director", RELEASE_ID)),
+    ("q2", ("d4", "d2"), ("q2/cgi",))) for docid in docids for item in items}
+KYOTO_PAIRS = {("q1", "KYOTO-llm:q1:1", "q1/director"), ("q1", "KYOTO-llm:q1:1", RELEASE_ID),
+               ("q2", "KYOTO-llm:q2:1", "q2/cgi"), ("q2", "KYOTO-llm:q2:2", "q2/cgi")}
+
+
+@pytest.fixture
+def movie(db: None) -> Personas:
+    """tests/data/rubric/campaign.yaml, loaded as organisers load it, its tracks open."""
+    call_command("load_campaign", str(RUBRIC / "campaign.yaml"), stdout=io.StringIO())
+    campaign = Campaign.objects.get(slug=SLUG)
+    Track.objects.filter(campaign=campaign).update(own_due=timezone.now() + timedelta(days=7))
+    return Personas(
+        campaign=campaign,
+        organiser=campaign.memberships.get(user__username="olga").user,
+        participant_a=campaign.memberships.get(user__username="alice").user,  # WASEDA
+        participant_b=campaign.memberships.get(user__username="bob").user,  # KYOTO
+        outsider=UserFactory.create(username="oscar"),
+    )
+
+
+def submit(personas: Personas, who: str, name: str, track: str,
+           content: bytes | None = None) -> Run:
+    response = personas.client(who).post(
+        f"/api/v1/campaigns/{SLUG}/runs/",
+        {"track": track, "name": name,
+         "file": SimpleUploadedFile(name, content or rubric_run(name))}, format="multipart")
+    assert response.status_code == 201, response.json()
+    return Run.objects.select_related("track__campaign").get(pk=response.json()["id"])
+
+
+@pytest.fixture
+def runs(movie: Personas) -> dict[str, Run]:
+    return {"WASEDA-bm25": submit(movie, "participant_a", "WASEDA-bm25", "dl"),
+            "KYOTO-llm": submit(movie, "participant_b", "KYOTO-llm", "gen")}
+
+
+@pytest.fixture
+def scripted() -> ScriptedRubric:
+    # d1 answers the director question; elsewhere the judge says 2.
+    return ScriptedRubric(grades={(ALIEN, DIRECTOR): (5, "Ridley Scott")})
+
+
+@pytest.fixture
+def unparsed(scripted: ScriptedRubric) -> None:
+    """One pair's reply never parses (grade 1, needs review): d1 on the release question,
+    which only WASEDA-bm25 retrieves. (The client asks again before it gives up, so the
+    requests are no longer one per pair.)"""
+    scripted.garbage.add((ALIEN, RELEASE))
+
+
+@pytest.fixture
+def server(scripted: ScriptedRubric) -> Iterator[ScriptedServer[ScriptedRubric]]:
+    with ScriptedServer(scripted) as running:
+        yield running
+
+
+def grade(server: ScriptedServer[Any], *options: str) -> str:
+    stdout = io.StringIO()
+    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
+                           GRADER_TIMEOUT=30):
+        call_command("grade", SLUG, *options, stdout=stdout, stderr=io.StringIO())
+    return stdout.getvalue()
+
+
+def claimed(run: Run, token: str = "task-1") -> Run:
+    assert run_claim_for_grading(run_id=run.pk, token=token)
+    return Run.objects.select_related("track__campaign").get(pk=run.pk)
+
+
+def listed(personas: Personas, **query: str) -> list[dict[str, Any]]:
+    response = personas.client("organiser").get(JUDGMENTS, {"page_size": "100", **query})
+    assert response.status_code == 200, response.json()
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
+
+
+class TestTheGradeCommand:
+    def test_it_grades_ranking_and_response_runs_once_per_distinct_pair(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setattr("sys.stderr", io.StringIO())
+
+        out = grade(server)
+
+        assert "WASEDA-bm25: 5 passages, 8 pairs, 8 judge calls in " in out, out
+        assert "KYOTO-llm: 3 passages, 4 pairs, 4 judge calls in " in out, out
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+        assert PassageItemGrade.objects.count() == 12
+        for run in runs.values():
+            run.refresh_from_db()
+            assert run.status in RunStatus.JUDGED and run.failure_reason == ""
+
+    def test_a_second_grading_of_every_run_costs_no_call(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setattr("sys.stderr", io.StringIO())
+        grade(server)
+
+        out = grade(server, "--all")
+
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+        assert "WASEDA-bm25: 5 passages, 8 pairs, 0 judge calls in " in out, out
+        assert "KYOTO-llm: 3 passages, 4 pairs, 0 judge calls in " in out, out
+
+    def test_a_run_retrieving_graded_passages_costs_no_call(
+        self, movie: Personas, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setattr("sys.stderr", io.StringIO())
+        grade(server)
+        # KYOTO's ranking retrieves exactly WASEDA's passages.
+        submit(movie, "participant_b", "KYOTO-bm25", "dl", content=rubric_run("WASEDA-bm25"))
+
+        out = grade(server)
+
+        assert "KYOTO-bm25: 5 passages, 8 pairs, 0 judge calls in " in out, out
+        assert "WASEDA-bm25" not in out  # graded already: not pending
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+
+
+class TestTheGradingPath:
+    def test_the_queue_takes_ranking_and_response_runs(self, runs: dict[str, Run]) -> None:
+        ids = sorted(run.pk for run in runs.values())
+
+        assert campaign_grading_queue(campaign=runs["KYOTO-llm"].track.campaign) == ids
+        assert runs_mark_queued(run_ids=ids) == 2
+        assert set(Run.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
+            RunStatus.QUEUED}
+
+    def test_the_last_graded_run_of_the_round_queues_scoring(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric], unparsed: None,
+        django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        judge = make_judge(server)
+        runs_mark_queued(run_ids=[run.pk for run in runs.values()])
+
+        with django_capture_on_commit_callbacks(execute=False) as first:
+            waseda = run_grading(run=claimed(runs["WASEDA-bm25"]), token="task-1", judge=judge)
+        with django_capture_on_commit_callbacks(execute=False) as last:
+            kyoto = run_grading(run=claimed(runs["KYOTO-llm"], "task-2"), token="task-2",
+                                judge=judge)
+
+        assert isinstance(waseda.report, RubricGradeReport)
+        assert (waseda.report.passages, waseda.report.pairs, waseda.report.judge_calls,
+                waseda.report.needs_review) == (5, 8, 8, 1)
+        # KYOTO-llm was still QUEUED: the round was not over.
+        assert waseda.scoring_task is None and first == []
+        assert kyoto.scoring_task is not None and len(last) == 1
+        for run in runs.values():
+            run.refresh_from_db()
+            assert (run.status, run.grading_token) == (RunStatus.GRADED, "")
+
+    def test_the_task_grades_a_response_run(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+    ) -> None:
+        with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
+                               GRADER_TIMEOUT=30):
+            result = grade_run.apply(args=(runs["KYOTO-llm"].pk,))
+
+        assert result.state == "SUCCESS", result.result
+        summary = result.result
+        assert isinstance(summary, dict)
+        assert {k: summary[k] for k in ("passages", "pairs", "judge_calls")} == {
+            "passages": 3, "pairs": 4, "judge_calls": 4}
+        runs["KYOTO-llm"].refresh_from_db()
+        assert runs["KYOTO-llm"].status in RunStatus.JUDGED
+
+    def test_a_refusing_judge_fails_the_run_at_once_and_says_why(
+        self, movie: Personas, runs: dict[str, Run],
+    ) -> None:
+        run = runs["WASEDA-bm25"]
+        with ScriptedServer([Status(401, BAD_API_KEY)]) as refusing, override_settings(
+            GRADER_BASE_URL=refusing.base_url, GRADER_MODEL=MODEL, GRADER_TIMEOUT=30,
+        ):
+            result = grade_run.apply(args=(run.pk,))
+
+        # One request per pair, no retry by the client or the task.
+        assert len(refusing.requests) == 8
+        assert result.state == "FAILURE" and isinstance(result.result, JudgeUnavailable)
+        assert result.result.permanent
+        run.refresh_from_db()
+        assert run.status == RunStatus.FAILED
+        assert run.failure_reason.startswith("8 of 8 rubric judge call(s) failed; the first: ")
+        assert "(HTTP 401)" in run.failure_reason and BAD_API_KEY in run.failure_reason
+        # Nothing graded, and the team sees why.
+        assert PassageItemGrade.objects.count() == 0
+        body = movie.client("participant_a").get(f"/api/v1/runs/{run.pk}/").json()
+        assert (body["status"], body["failure_reason"]) == ("failed", run.failure_reason)
+
+    def test_a_track_s_second_judge_does_not_grade_rubric_runs(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric,
+    ) -> None:
+        run = runs["WASEDA-bm25"]
+        with ScriptedServer(ScriptedRubric()) as second:
+            Track.objects.filter(pk=run.track_id).update(
+                second_judge_base_url=second.base_url, second_judge_model="second-judge")
+            outcome = run_grading(run=claimed(run), token="task-1",
+                                  judge=make_judge(server))
+
+        assert outcome.failure is None and second.requests == []
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 8
+
+
+class TestJudgmentsOfARun:
+    @pytest.fixture
+    def graded(self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric]) -> None:
+        judge = make_judge(server)
+        for run in runs.values():
+            rubric_run_grade(run=run, judge=judge)
+
+    def test_run_lists_the_grades_of_the_passages_it_retrieved(
+        self, movie: Personas, graded: None
+    ) -> None:
+        for name, pairs in (("WASEDA-bm25", WASEDA_PAIRS), ("KYOTO-llm", KYOTO_PAIRS)):
+            items = listed(movie, kind="rubric", run=name)
+
+            assert {(i["qid"], i["docid"], i["item_id"]) for i in items} == pairs
+            assert len(items) == len(pairs)
+            # A grade is the passage's, shared by every run that retrieved it.
+            assert {i["run"] for i in items} == {None}
+        assert listed(movie, kind="rubric", run="WASEDA-nothing") == []
+
+    def test_passages_below_the_track_s_depth_are_not_the_run_s(
+        self, movie: Personas, runs: dict[str, Run], graded: None
+    ) -> None:
+        Track.objects.filter(pk=runs["WASEDA-bm25"].track_id).update(depth=2)
+
+        items = listed(movie, kind="rubric", run="WASEDA-bm25")
+
+        # q1's third passage in trec_eval's order (d2, score 3) is below the depth now.
+        assert {(i["qid"], i["docid"], i["item_id"]) for i in items} == {
+            pair for pair in WASEDA_PAIRS if pair[:2] != ("q1", "d2")}
+
+
+class TestProgressAndReview:
+    def test_progress_counts_pairs_graded_and_to_review_per_run(
+        self, movie: Personas, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        unparsed: None,
+    ) -> None:
+        def progress() -> dict[str, tuple[int, int, int, int]]:
+            return {p.run.name: (p.passages, p.done, p.total, p.needs_review)
+                    for p in grading_progress(campaign=movie.campaign)}
+
+        assert progress() == {"KYOTO-llm": (3, 0, 4, 0), "WASEDA-bm25": (5, 0, 8, 0)}
+        rubric_run_grade(run=runs["WASEDA-bm25"], judge=make_judge(server))
+
+        assert progress() == {"KYOTO-llm": (3, 0, 4, 0), "WASEDA-bm25": (5, 8, 8, 1)}
+        body = movie.client("organiser").get(f"/api/v1/campaigns/{SLUG}/grading/").json()
+        waseda = next(r for r in body["runs"] if r["run"] == "WASEDA-bm25")
+        assert (waseda["passages"], waseda["pairs"], waseda["needs_review"]) == (
+            5, {"done": 8, "total": 8}, 1)
+        page = signed_in(movie, "organiser").get(f"/campaigns/{SLUG}/dashboard/")
+        html = page.content.decode()
+        assert '<tr data-run="WASEDA-bm25">' in html and '<tr data-run="KYOTO-llm">' in html
+        assert '<span class="count">8/8</span> <span class="unit">pairs (5 passages)' in html
+        # Graded by the service alone, not the grading path: both runs are still VALID.
+        assert "<p>2 run(s) wait for grading.</p>" in html
+
+    def test_progress_counts_ten_runs_in_the_queries_of_two(
+        self, movie: Personas, server: ScriptedServer[ScriptedRubric], unparsed: None,
+    ) -> None:
+        content = rubric_run("WASEDA-bm25")
+
+        def make_runs(numbers: range) -> None:
+            for n in numbers:
+                for who, team in (("participant_a", "WASEDA"), ("participant_b", "KYOTO")):
+                    submit(movie, who, f"{team}-r{n}", "dl", content=content)
+
+        make_runs(range(1, 2))
+        rubric_run_grade(run=Run.objects.get(name="WASEDA-r1"), judge=make_judge(server))
+        with CaptureQueriesContext(connection) as two:
+            short = grading_progress(campaign=movie.campaign)
+        make_runs(range(2, 6))
+        with CaptureQueriesContext(connection) as ten:
+            long = grading_progress(campaign=movie.campaign)
+
+        # Every run retrieves WASEDA-r1's passages, whose grades are theirs too.
+        assert [(p.run.name, p.done, p.total) for p in short] == [
+            ("KYOTO-r1", 8, 8), ("WASEDA-r1", 8, 8)]
+        assert len(long) == 10 and {(p.done, p.total, p.needs_review) for p in long} == {
+            (8, 8, 1)}
+        assert len(ten.captured_queries) == len(two.captured_queries)
+
+    def test_the_publishing_gate_counts_the_runs_unparsed_grades_until_reviewed(
+        self, movie: Personas, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        unparsed: None,
+    ) -> None:
+        rubric_run_grade(run=runs["WASEDA-bm25"], judge=make_judge(server))
+        campaign = movie.campaign
+
+        counts = doubt_counts(campaign=campaign)
+        assert (counts.judgments, counts.doubtful, counts.unreviewed) == (8, 1, 1)
+        # Only the grades the runs use: KYOTO-llm's are not made yet.
+        kyoto = Run.objects.filter(pk=runs["KYOTO-llm"].pk)
+        assert official_judgments(campaign=campaign, runs=kyoto).count() == 0
+
+        unlabelled = Judgment.objects.get(kind=JudgmentKind.RUBRIC, llm_label__isnull=True)
+        judgment_edit(judgment=unlabelled, user=movie.organiser, changes={"grade": 0},
+                      reason="", note="d1 gives no release date")
+
+        counts = doubt_counts(campaign=campaign)
+        assert (counts.judgments, counts.doubtful, counts.unreviewed) == (8, 1, 0)
