@@ -48,6 +48,8 @@ api_v1 = [
     path("campaigns/<slug:slug>/leaderboards/<slug:track>/publish/",
          scoring_api.PublishView.as_view(), name="api-publish"),
     path("campaigns/<slug:slug>/qrels/", scoring_api.QrelsView.as_view(), name="api-qrels"),
+    path("campaigns/<slug:slug>/rubric-qrels/", scoring_api.RubricQrelsView.as_view(),
+         name="api-rubric-qrels"),
     path("campaigns/<slug:slug>/exports/<str:name>", scoring_api.ExportView.as_view(),
          name="api-export"),
     path("runs/<int:run_id>/scores/", scoring_api.RunScoresView.as_view(), name="api-run-scores"),

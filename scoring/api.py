@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -12,17 +12,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign.api import organiser_campaign
-from campaign.models import Campaign, TrackKind
+from campaign.models import Campaign, Track, TrackKind
 from config.api_errors import authenticated_user
 from grading.selectors import ac_runs
 from scoring.exports import (
+    graded_jsonl,
     leaderboard_latex,
     leaderboards_csv,
     marked_runs_zip,
     qrels_text,
     res_zip,
+    rubric_qrels_text,
 )
 from scoring.models import Evaluation
+from scoring.rubric_selectors import rubric_qrels_visible, rubric_track
 from scoring.selectors import (
     campaign_qrels,
     evaluation_latest,
@@ -35,6 +38,7 @@ from scoring.serializers import (
     LeaderboardSerializer,
     LeaderboardsSerializer,
     PublishRequestSerializer,
+    RubricTrackQuerySerializer,
 )
 from scoring.services import PublishRefused, evaluation_publish, evaluation_unpublish
 from scoring.tasks import enqueue_scoring
@@ -42,6 +46,9 @@ from submissions.models import Run
 from submissions.selectors import run_for_user
 
 NO_SCORES = "no scores of run {id} that you may see yet"
+NO_RUBRIC_QRELS = "no Rubric-Qrels of track {track} of {slug} that you may see"
+#: The graded pool of a ranking/response track in the Autograding Workbench's JSONL.
+GRADED_JSONL = "graded.jsonl"
 NOT_PUBLISHED = "the {track} leaderboard of {slug} was not published; see problems"
 FORCE_HINT = ', or publish with {"force": true}'
 
@@ -149,13 +156,55 @@ class QrelsView(APIView):
                             content_type="text/plain; charset=utf-8")
 
 
+def _rubric_track(request: Request, campaign: Campaign) -> Track:
+    """The ranking/response track `?track=` names (400 naming `track` otherwise)."""
+    query = RubricTrackQuerySerializer(data=request.query_params,
+                                       context={"campaign": campaign})
+    query.is_valid(raise_exception=True)
+    track: Track = query.validated_data["track"]
+    return track
+
+
+class RubricQrelsView(APIView):
+    # Everyone may ask; who gets the qrels is the leaderboard's rule (rubric_qrels_visible)
+    # and anyone else gets the 404 of what does not exist (DESIGN.md section 7).
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("track", str, required=True,
+                                     description="a ranking or response track")],
+        responses={(200, "text/plain"): bytes,
+                   400: OpenApiResponse(description="track missing, unknown, or not a "
+                                        "ranking/response track"),
+                   404: OpenApiResponse(description="no such campaign, or its leaderboard "
+                                        "is not published to you")},
+        summary="Rubric-Qrels of a ranking/response track (trec_eval qrels)")
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        track = _rubric_track(request, campaign)
+        qrels = rubric_qrels_visible(track=track, user=request.user, now=timezone.now())
+        if qrels is None:
+            raise exceptions.NotFound(NO_RUBRIC_QRELS.format(track=track.slug, slug=slug))
+        return HttpResponse(rubric_qrels_text(qrels), content_type="text/plain; charset=utf-8")
+
+
 class ExportView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "application/octet-stream"): bytes},
-                   summary="Exports: res.zip, marked.zip, leaderboards.tex")
-    def get(self, request: Request, slug: str, name: str) -> HttpResponse:
+    @extend_schema(
+        parameters=[OpenApiParameter("track", str, description="graded.jsonl: a ranking "
+                                     "or response track")],
+        responses={(200, "application/octet-stream"): bytes},
+        summary="Exports: res.zip, marked.zip, leaderboards.tex, graded.jsonl?track=SLUG")
+    def get(self, request: Request, slug: str, name: str) -> HttpResponseBase:
         campaign = organiser_campaign(request, slug)
+        if name == GRADED_JSONL:
+            track = _rubric_track(request, campaign)
+            stream = StreamingHttpResponse(graded_jsonl(rubric_track(track=track)),
+                                           content_type="application/jsonl; charset=utf-8")
+            stream["Content-Disposition"] = (
+                f'attachment; filename="{slug}-{track.slug}-{GRADED_JSONL}"')
+            return stream
         if name == "res.zip":
             runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR) \
                 .current().accepted()
@@ -168,8 +217,8 @@ class ExportView(APIView):
             body = "\n".join(leaderboard_latex(board) for board in boards).encode()
             kind = "application/x-tex"
         else:
-            raise exceptions.NotFound(
-                f"no export {name!r}; expected res.zip, marked.zip or leaderboards.tex")
+            raise exceptions.NotFound(f"no export {name!r}; expected res.zip, marked.zip, "
+                                      f"leaderboards.tex or {GRADED_JSONL}?track=SLUG")
         response = HttpResponse(body, content_type=kind)
         response["Content-Disposition"] = f'attachment; filename="{slug}-{name}"'
         return response

@@ -1,31 +1,49 @@
-"""Organiser exports: leaderboard CSV and LaTeX tables, qrels, res files, marked runs."""
+"""Organiser exports: leaderboard CSV and LaTeX tables, qrels (derived PR qrels and
+Rubric-Qrels), res files, marked runs, graded passages in the workbench's JSONL."""
 
 from __future__ import annotations
 
 import csv
 import io
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from grading.selectors import marked_run
 from scoring.leaderboard import SIGNIFICANCE_LEVEL, Leaderboard
 from scoring.measures import pr_qrels_lines
-from scoring.measures.catalogue import HSD_PERMUTATIONS, label_of, measures_of
+from scoring.measures.catalogue import (
+    HSD_PERMUTATIONS,
+    label_of,
+    measures_of,
+    measures_of_kinds,
+)
+from scoring.measures.rubric import rubric_qrels_lines
+from scoring.rubric_selectors import RubricTrack, graded_paragraphs
+from scoring.workbench import workbench_line
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import PassageRecord, Run
 
 
 def leaderboards_csv(boards: Iterable[Leaderboard]) -> str:
-    """One CSV: a row per (track, run), every measure of the catalogue, full precision."""
-    keys = [m.key for kind in ("ac", "pr") for m in measures_of(kind)]
+    """One CSV: a row per (track, run), full precision. The columns are the catalogue's
+    measures of the kinds exported (of every kind when there is no board), in the
+    catalogue's order, a key two kinds share (nDCG@10) once; then when and by which
+    judge the snapshot was computed, then the settings a snapshot records beside its
+    rows (a ranking track's min_grade, label, cover_k, depth)."""
+    boards = list(boards)
+    kinds = {board.kind for board in boards}
+    keys = list(dict.fromkeys(m.key for m in measures_of_kinds(kinds or None)))
+    params = list(dict.fromkeys(key for board in boards for key in board.params))
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["track", "run", "team", *keys, "computed_at", "judge"])
+    writer.writerow(["track", "run", "team", *keys, "computed_at", "judge", *params])
     for board in boards:
         for row in board.rows:
             writer.writerow([board.track, row.run, row.team,
                              *["" if (value := row.score(k)) is None else value for k in keys],
-                             board.computed_at.isoformat(), board.judge])
+                             board.computed_at.isoformat(), board.judge,
+                             *["" if (value := board.params.get(k)) is None else value
+                               for k in params]])
     return out.getvalue()
 
 
@@ -50,11 +68,13 @@ def leaderboard_latex(board: Leaderboard) -> str:
             beats[winner].append(number[loser])
     header = " & ".join(["\\#", "Run", *[_latex_escape(m.label) for m in measures],
                          "$>$ (HSD)"])
+    settings = "".join(f"; {_latex_escape(key)} = {_latex_escape(str(value))}"
+                       for key, value in board.params.items() if value is not None)
     lines = [
         "\\begin{table}[t]",
         "\\centering",
         f"\\caption{{{_latex_escape(board.track.upper())} runs ({_latex_escape(board.judge)}"
-        f"). Last column: runs significantly worse in "
+        f"{settings}). Last column: runs significantly worse in "
         f"{_latex_escape(label_of(statistics.measure))} "
         f"(randomised Tukey HSD, B = {statistics.hsd_permutations or HSD_PERMUTATIONS}, "
         f"$p < {SIGNIFICANCE_LEVEL}$).}}",
@@ -77,6 +97,21 @@ def leaderboard_latex(board: Leaderboard) -> str:
 def qrels_text(qrels: dict[str, dict[str, int]]) -> str:
     lines = pr_qrels_lines(qrels)
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def rubric_qrels_text(qrels: dict[str, dict[str, int]]) -> str:
+    """Rubric-Qrels as a trec_eval qrels file: `qid 0 docid label`, label 0 included."""
+    lines = rubric_qrels_lines(qrels)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def graded_jsonl(data: RubricTrack) -> Iterator[str]:
+    """The track's graded pool in the Autograding Workbench's JSONL data model
+    (scoring/workbench.py), one query a line, read and written a query at a time so
+    that a large pool is streamed rather than held."""
+    for qid in sorted(data.pool):
+        yield workbench_line(qid, graded_paragraphs(data=data, qid=qid),
+                             min_grade=data.track.min_grade)
 
 
 def res_zip(runs: Iterable[Run]) -> bytes:

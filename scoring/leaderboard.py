@@ -158,6 +158,9 @@ class Leaderboard:
     questions: int
     rows: list[LeaderboardRow]
     statistics: Statistics
+    # A ranking/response track's settings its numbers depend on (min_grade, label,
+    # cover_k, depth: DESIGN.md section 10), sent beside the rows; empty for PR and AC.
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ranked_by(self) -> str:
@@ -174,6 +177,7 @@ class Leaderboard:
             "published": self.published, "stale": self.stale,
             "edited_judgments": self.edited_judgments, "needs_review": self.needs_review,
             "fingerprint": self.fingerprint, "questions": self.questions,
+            **self.params,
             "rows": [row.as_json() for row in self.rows],
             "statistics": self.statistics.as_json(),
         }

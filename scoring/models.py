@@ -33,7 +33,13 @@ class Evaluation(models.Model):
     questions = models.PositiveIntegerField(default=0)
     # Statistics over the topic-by-run matrix of the main measure (CIs, Tukey HSD, ANOVA).
     statistics = models.JSONField(default=dict, blank=True)
-    qrels = models.JSONField(default=dict, blank=True, help_text="PR: derived qrels used")
+    qrels = models.JSONField(default=dict, blank=True,
+                             help_text="PR: derived qrels used; ranking/response: Rubric-Qrels")
+    # What a RUBRIC snapshot's numbers depend on besides the grades (DESIGN.md section 10):
+    # the track's min_grade, label, cover_k and depth then; a later edit of the track
+    # leaves the published numbers explained. Empty for PR and AC snapshots.
+    params = models.JSONField(default=dict, blank=True,
+                              help_text="ranking/response: min_grade, label, cover_k, depth")
     published_at = models.DateTimeField(null=True, blank=True)
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

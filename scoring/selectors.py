@@ -66,6 +66,7 @@ def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
         edited_judgments=evaluation.edited_judgments,
         needs_review=evaluation.needs_review, fingerprint=evaluation.fingerprint,
         questions=evaluation.questions, rows=rows, statistics=statistics,
+        params=dict(evaluation.params),
     )
 
 
@@ -170,9 +171,10 @@ def evaluation_stale(*, evaluation: Evaluation) -> bool:
 
 
 def _runs_behind(evaluation: Evaluation) -> Any:
-    """The AC runs whose judgments a snapshot's numbers come from: an AC snapshot's own
-    runs; for a PR snapshot every graded AC run of the campaign, its qrels' source."""
-    if evaluation.track.kind == TrackKind.AC:
+    """The runs whose judgments a snapshot's numbers come from: an AC, ranking or
+    response snapshot's own runs; for a PR snapshot every graded AC run of the
+    campaign, its qrels' source."""
+    if evaluation.track.kind != TrackKind.PR:
         return Run.objects.filter(scores__evaluation=evaluation)
     return graded_ac_runs(campaign=evaluation.track.campaign)
 

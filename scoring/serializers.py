@@ -8,6 +8,8 @@ from typing import Any
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from campaign.models import Campaign, Track
+
 
 class PublishRequestSerializer(serializers.Serializer[dict[str, Any]]):
     force = serializers.BooleanField(
@@ -16,12 +18,40 @@ class PublishRequestSerializer(serializers.Serializer[dict[str, Any]]):
                   "is recorded); never over scores computed before the latest judgment edit")
 
 
+#: A ranking/response track named in a query string (`?track=SLUG`).
+TRACK_MISSING = "name a ranking or response track: ?track=SLUG"
+TRACK_UNKNOWN = "{slug} has no track {track!r}; its ranking/response tracks: {tracks}"
+TRACK_NOT_RUBRIC = ("track {track} of {slug} is of kind {kind}; Rubric-Qrels and graded "
+                    "passages belong to ranking/response tracks: {tracks}")
+
+
+class RubricTrackQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    """`?track=SLUG`: a ranking or response track of the campaign in the context."""
+
+    track = serializers.CharField(
+        help_text="a ranking or response track's slug",
+        error_messages={"required": TRACK_MISSING, "blank": TRACK_MISSING})
+
+    def validate_track(self, value: str) -> Track:
+        campaign: Campaign = self.context["campaign"]
+        tracks = {track.slug: track for track in campaign.tracks.order_by("slug")}
+        rubric = ", ".join(slug for slug, t in tracks.items() if t.is_rubric) or "none"
+        track = tracks.get(value)
+        if track is None:
+            raise serializers.ValidationError(TRACK_UNKNOWN.format(
+                slug=campaign.slug, track=value, tracks=rubric))
+        if not track.is_rubric:
+            raise serializers.ValidationError(TRACK_NOT_RUBRIC.format(
+                track=value, slug=campaign.slug, kind=track.kind, tracks=rubric))
+        return track
+
+
 # --- for the OpenAPI schema only -------------------------------------------------------
 class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
     """One track's snapshot (DESIGN.md section 9)."""
 
     track = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["ac", "pr"])
+    kind = serializers.ChoiceField(choices=["ac", "pr", "ranking", "response"])
     evaluation = serializers.IntegerField(help_text="the snapshot's id")
     judge = serializers.CharField(allow_blank=True, help_text="model (prompt versions)")
     computed_at = serializers.DateTimeField()
@@ -33,6 +63,18 @@ class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
     needs_review = serializers.IntegerField(help_text="answers waiting for an organiser")
     fingerprint = serializers.CharField(help_text="sha256 of the labels used")
     questions = serializers.IntegerField()
+    min_grade = serializers.IntegerField(
+        required=False, help_text="ranking/response: an item counts at this grade or above")
+    # Declared fields leave the class (DRF's metaclass pops them), so the name `label`
+    # shadows no Field attribute at run time; mypy sees only the class body.
+    label = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["max", "count"], required=False,
+        help_text="ranking/response: the Rubric-Qrels label rule")
+    cover_k = serializers.IntegerField(
+        required=False, allow_null=True,
+        help_text="ranking/response: Rubric-Cover's k (null: all of a response's segments)")
+    depth = serializers.IntegerField(required=False,
+                                     help_text="ranking/response: passages graded per query")
     rows = serializers.ListField(
         child=serializers.DictField(),
         help_text="one per run, best first: run, run_id, team, the track's measures, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -14,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from campaign.models import Campaign, Track, TrackKind
+from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Track, TrackKind
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
@@ -25,6 +26,7 @@ from scoring.measures import (
     score_pr_run,
 )
 from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
+from scoring.measures.rubric import pooled_cover, score_rubric_run
 from scoring.measures.stats import (
     BOOTSTRAP_RESAMPLES,
     FloatArray,
@@ -32,6 +34,7 @@ from scoring.measures.stats import (
     two_way_anova,
 )
 from scoring.models import Evaluation, PublishOverride, RunScore
+from scoring.rubric_selectors import rubric_judges, rubric_track
 from scoring.selectors import (
     PublishProblem,
     derived_qrels,
@@ -95,7 +98,14 @@ def _statistics(kind: str, run_names: list[str], qids: list[str],
     anova = None
     if len(run_names) >= 2 and len(qids) >= 2:
         fitted = two_way_anova(scores)
-        anova = Anova(fitted.residual_variance, fitted.f_system, fitted.p_system)
+        f_system: float | None = fitted.f_system
+        p_system: float | None = fitted.p_system
+        if f_system is not None and not math.isfinite(f_system):
+            # A zero residual (every run's scores a constant apart): F is +inf, which
+            # JSON cannot hold (SQLite's and PostgreSQL's JSON refuse it), and there is
+            # no F test to report.
+            f_system = p_system = None
+        anova = Anova(fitted.residual_variance, f_system, p_system)
     return replace(statistics, hsd=hsd, anova=anova,
                    hsd_permutations=HSD_PERMUTATIONS if len(run_names) >= 2 else None)
 
@@ -198,6 +208,51 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
     return evaluation
 
 
+@transaction.atomic
+def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
+    """Score every graded run of a ranking or response track (DESIGN.md section 10).
+
+    Rubric-Qrels from the grades of the track's pool by its `label` and `min_grade`;
+    each run's Rubric-Cover@k (k = `cover_k`; a response: all its segments), n-EXAM
+    pooled over the track's graded runs, and nDCG@10, MAP, MRR and P@10 on the
+    Rubric-Qrels (`score_rubric_run`). The snapshot records the judge, the qrels and
+    the track's settings. `judgment_edits_seen`: the campaign's edit count taken
+    before the grades were read.
+    """
+    data = rubric_track(track=track)
+    judges = rubric_judges(data=data)
+    qrels = data.qrels()
+    evaluation = Evaluation.objects.create(
+        track=track, judge=judges.judge, edited_judgments=judges.edited,
+        needs_review=judges.needs_review, judgment_edits_seen=judgment_edits_seen,
+        questions=len(data.qids), qrels=qrels, params=data.params(), fingerprint="")
+    pooled = pooled_cover(runs=[data.rankings[run.pk] for run in data.runs],
+                          grades=data.grades, items=data.items, k=data.cover_k,
+                          min_grade=track.min_grade)
+    names, per_question_of = [], []
+    for run in data.runs:
+        rankings = data.rankings[run.pk]
+        scores = score_rubric_run(rankings=rankings, grades=data.grades, items=data.items,
+                                  qrels=qrels, pooled=pooled, min_grade=track.min_grade,
+                                  cover_k=data.cover_k)
+        aggregates, per_question = scores.leaderboard_row(), scores.per_question()
+        _with_extra_measures(track.kind, aggregates, per_question, rankings=rankings,
+                             grades=data.grades, items=data.items, qrels=qrels,
+                             min_grade=track.min_grade, cover_k=data.cover_k)
+        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
+                                per_question=per_question)
+        names.append(run.name)
+        per_question_of.append(per_question)
+    evaluation.statistics = _statistics(track.kind, names, data.qids,
+                                        per_question_of).as_json()
+    evaluation.fingerprint = _fingerprint({"grades": data.grades, "items": data.items,
+                                           "params": data.params(), "runs": names})
+    evaluation.save()
+    Run.objects.filter(pk__in=[r.pk for r in data.runs], status=RunStatus.GRADED).update(
+        status=RunStatus.SCORED)
+    return evaluation
+
+
 class ScoringProgress(Protocol):
     """Hears how many steps scoring a campaign takes (a marked run read, a track scored)
     and each step as it ends; the `score` and `grade` commands draw a bar with it."""
@@ -218,7 +273,8 @@ class _Unwatched:
 def campaign_score(
     *, campaign: Campaign, progress: ScoringProgress | None = None
 ) -> list[Evaluation]:
-    """Score every track: AC runs from their judgments, then PR runs on the derived qrels."""
+    """Score every track: AC runs from their judgments, then PR runs on the derived qrels,
+    then ranking and response runs on their test banks' grades."""
     # Counted before any judgment is read: an edit that commits later makes these
     # snapshots stale even if the reads below happened to see it (a needless re-score at
     # worst), and one that committed earlier is in what they read.
@@ -227,8 +283,9 @@ def campaign_score(
     ac_runs = graded_ac_runs(campaign=campaign)
     ac_tracks = list(campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"))
     pr_tracks = list(campaign.tracks.filter(kind=TrackKind.PR).order_by("slug"))
+    rubric_tracks = list(campaign.tracks.filter(kind__in=RUBRIC_TRACK_KINDS).order_by("slug"))
     progress = progress or _Unwatched()
-    progress.planned(len(ac_runs) + len(ac_tracks) + len(pr_tracks))
+    progress.planned(len(ac_runs) + len(ac_tracks) + len(pr_tracks) + len(rubric_tracks))
     blocks = {}
     for run in ac_runs:
         blocks[run.pk] = marked_run(run=run)
@@ -243,6 +300,9 @@ def campaign_score(
     for track in pr_tracks:
         evaluations.append(track_score_pr(track=track, qrels=qrels,
                                           judgment_edits_seen=edits_seen))
+        progress.done(f"scored track {track.slug}")
+    for track in rubric_tracks:
+        evaluations.append(track_score_rubric(track=track, judgment_edits_seen=edits_seen))
         progress.done(f"scored track {track.slug}")
     return evaluations
 

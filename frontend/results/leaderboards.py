@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from campaign.models import Campaign, Role, TrackKind
+from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Role, TrackKind
 from campaign.selectors import campaign_list, campaign_role
 from frontend.results.figures import PlotSection, plot_sections
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
@@ -58,6 +58,39 @@ class BoardView:
     table: Table
     measures: list[Measure]
     sections: list[PlotSection]
+    settings: list[tuple[str, str]]  # a ranking/response track's, as the snapshot used them
+    downloads: list[tuple[str, str]]  # (label, url)
+
+
+#: How the pages name the settings a RUBRIC snapshot records (DESIGN.md section 10).
+SETTING_LABELS = {
+    "min_grade": "Grade threshold (min_grade)",
+    "label": "Rubric-Qrels label",
+    "cover_k": "Rubric-Cover k",
+    "depth": "Passages graded per query (depth)",
+}
+
+
+def _settings(board: Leaderboard) -> list[tuple[str, str]]:
+    shown = {"label": lambda v: "highest grade" if v == "max"
+             else "items at the threshold or above",
+             "cover_k": lambda v: "all segments" if v is None else str(v)}
+    return [(SETTING_LABELS.get(key, key), shown.get(key, str)(value))
+            for key, value in board.params.items()]
+
+
+def _downloads(campaign: Campaign, board: Leaderboard, role: str | None) -> list[tuple[str, str]]:
+    """A ranking/response board's Rubric-Qrels (whoever sees the board may have them)
+    and, for organisers, its graded passages in the workbench's JSONL."""
+    if board.kind not in RUBRIC_TRACK_KINDS:
+        return []
+    query = f"?track={board.track}"
+    downloads = [("Rubric-Qrels (trec_eval qrels)",
+                  reverse("api-rubric-qrels", args=[campaign.slug]) + query)]
+    if role == Role.ORGANISER:
+        downloads.append(("Graded passages (Autograding Workbench JSONL)",
+                          reverse("api-export", args=[campaign.slug, "graded.jsonl"]) + query))
+    return downloads
 
 
 def _leaderboard_table(campaign: Campaign, board: Leaderboard,
@@ -95,7 +128,8 @@ def _leaderboard_table(campaign: Campaign, board: Leaderboard,
     )
 
 
-def _board_view(campaign: Campaign, board: Leaderboard, now: datetime) -> BoardView:
+def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
+                role: str | None) -> BoardView:
     zone = zoneinfo.ZoneInfo(campaign.timezone)
     measures = measures_of(board.kind)
     public_from = (campaign_time(campaign, campaign.results_release)
@@ -113,6 +147,7 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime) -> BoardV
         questions=board.questions, measures=measures,
         table=_leaderboard_table(campaign, board, measures),
         sections=plot_sections(board),
+        settings=_settings(board), downloads=_downloads(campaign, board, role),
     )
 
 
@@ -139,7 +174,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "campaign": campaign,
         "role": role,
-        "boards": [_board_view(campaign, board, now) for board in boards],
+        "boards": [_board_view(campaign, board, now, role) for board in boards],
         "empty_message": _empty_message(campaign, role, now),
         "public_at": _public_at(campaign, role, now),
     }

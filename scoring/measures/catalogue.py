@@ -9,7 +9,10 @@ those return).
 
 `compute` takes keyword arguments and returns per-question values and their mean:
 for a PR measure `compute(qrels=..., rankings=...)`, for an AC measure
-`compute(qids=..., answers=...)` (the campaign's question ids and the judged answers).
+`compute(qids=..., answers=...)` (the campaign's question ids and the judged answers),
+for a ranking or response measure `compute(rankings=..., grades=..., items=..., qrels=...,
+min_grade=..., cover_k=...)` (the run's rankings, the pool's grades, the test-bank item
+ids per query, the track's Rubric-Qrels and settings).
 
 The RUBRIC track kinds, `ranking` (TREC runs) and `response` (generated responses),
 have the same columns (DESIGN.md section 10), computed together by `score_rubric_run`.
@@ -17,7 +20,7 @@ have the same columns (DESIGN.md section 10), computed together by `score_rubric
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -130,6 +133,11 @@ def measures_of(kind: str, *, leaderboard: bool = True) -> list[Measure]:
     """The measures of a track kind in their order: the leaderboard's columns, or (with
     `leaderboard=False`) every measure, per-question-only ones included."""
     return [m for m in CATALOGUE if m.kind == kind and (m.leaderboard or not leaderboard)]
+
+
+def measures_of_kinds(kinds: Collection[str] | None = None) -> list[Measure]:
+    """The leaderboard measures of several kinds (all kinds: None), in catalogue order."""
+    return [m for m in CATALOGUE if m.leaderboard and (kinds is None or m.kind in kinds)]
 
 
 def per_question_measures(kind: str) -> list[Measure]:
