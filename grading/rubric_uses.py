@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
-from campaign.models import BankItemStatus, Campaign, TestBankItem, TrackKind
+from campaign.models import BankItemStatus, Campaign, TestBankItem
 from grading.models import PassageItemGrade
 from submissions.models import RankedPassage, Run
 
@@ -32,8 +32,7 @@ def fresh_grade_links(*, campaign: Campaign) -> QuerySet[PassageItemGrade]:
 def graded_passages(*, runs: QuerySet[Run]) -> QuerySet[RankedPassage]:
     """The passages of `runs` that grading rates: a ranking run's top `track.depth` of
     each query, every segment of a response run (its Rubric-Cover counts them all)."""
-    within_depth = Q(run__track__kind=TrackKind.RESPONSE) | Q(rank__lte=F("run__track__depth"))
-    return RankedPassage.objects.filter(within_depth, run__in=runs)
+    return RankedPassage.objects.filter(run__in=runs).graded()
 
 
 def grade_links_used(*, campaign: Campaign, runs: QuerySet[Run]) -> QuerySet[PassageItemGrade]:

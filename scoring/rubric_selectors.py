@@ -74,13 +74,12 @@ def rubric_track(*, track: Track) -> RubricTrack:
     runs = rubric_runs(track=track)
     rankings: dict[int, dict[str, list[str]]] = {run.pk: {} for run in runs}
     pool: dict[str, set[str]] = {}
-    graded_depth = track.depth if track.kind == TrackKind.RANKING else None
-    rows = (RankedPassage.objects.filter(run__in=runs).order_by("run_id", "qid", "rank")
-            .values_list("run_id", "qid", "docid", "rank"))
-    for run_id, qid, docid, rank in rows.iterator():
+    passages = RankedPassage.objects.filter(run__in=runs)
+    rows = passages.order_by("run_id", "qid", "rank").values_list("run_id", "qid", "docid")
+    for run_id, qid, docid in rows.iterator():
         rankings[run_id].setdefault(qid, []).append(docid)
-        if graded_depth is None or rank <= graded_depth:
-            pool.setdefault(qid, set()).add(docid)
+    for qid, docid in passages.graded().values_list("qid", "docid").iterator():
+        pool.setdefault(qid, set()).add(docid)
     items: dict[str, list[str]] = {}
     for qid, item_id in (TestBankItem.objects.filter(campaign_id=track.campaign_id)
                          .exclude(status=BankItemStatus.RETIRED)

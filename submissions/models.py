@@ -195,6 +195,16 @@ class NuggetRecord(models.Model):
         return f"{self.nugget_num};{self.pr_run_name};{self.passage_rank};{self.text}"
 
 
+class RankedPassageQuerySet(models.QuerySet["RankedPassage"]):
+    def graded(self) -> RankedPassageQuerySet:
+        """The passages grading rates (DESIGN.md section 10): a ranking run's top
+        `track.depth` of each query, every segment of a response run (its Rubric-Cover
+        counts them all). The one statement of the rule: grading, the judgments list,
+        the publishing gate and the Rubric-Qrels pool all read it."""
+        return self.filter(models.Q(run__track__kind=TrackKind.RESPONSE)
+                           | models.Q(rank__lte=models.F("run__track__depth")))
+
+
 class RankedPassage(models.Model):
     """A passage of a ranking or response run (DESIGN.md section 10), in the run's order.
 
@@ -216,6 +226,8 @@ class RankedPassage(models.Model):
     docid = models.CharField(max_length=200)
     score = models.FloatField(null=True, blank=True)
     text = models.TextField(blank=True)
+
+    objects = RankedPassageQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "qid", "rank"]

@@ -133,13 +133,12 @@ def passages_to_grade(*, run: Run) -> list[PassageToGrade]:
     yet), however many queries and passages the run has.
     """
     track = run.track
-    passages = RankedPassage.objects.filter(run=run).order_by("qid", "rank")
+    passages = RankedPassage.objects.filter(run=run).graded().order_by("qid", "rank")
     if track.kind == TrackKind.RANKING:
         corpus_text = CorpusPassage.objects.filter(
             campaign_id=track.campaign_id, docid=OuterRef("docid")).values("text")[:1]
         rows: Iterable[tuple[str, str, int, str | None]] = (
-            passages.filter(rank__lte=track.depth)
-            .annotate(corpus_text=Subquery(corpus_text))
+            passages.annotate(corpus_text=Subquery(corpus_text))
             .values_list("qid", "docid", "rank", "corpus_text"))
     else:
         rows = passages.values_list("qid", "docid", "rank", "text")
