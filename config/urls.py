@@ -10,6 +10,7 @@ from config.api_errors import json_not_found
 from config.health import healthz
 from grading import api as grading_api
 from scoring import api as scoring_api
+from scoring import meta_api
 from submissions import api as submissions_api
 
 api_v1 = [
@@ -52,6 +53,10 @@ api_v1 = [
          name="api-rubric-qrels"),
     path("campaigns/<slug:slug>/exports/<str:name>", scoring_api.ExportView.as_view(),
          name="api-export"),
+    path("campaigns/<slug:slug>/reference/", meta_api.ReferenceView.as_view(),
+         name="api-reference"),
+    path("campaigns/<slug:slug>/meta-evaluation/", meta_api.MetaEvaluationView.as_view(),
+         name="api-meta-evaluation"),
     path("runs/<int:run_id>/scores/", scoring_api.RunScoresView.as_view(), name="api-run-scores"),
     re_path(r"^.*$", json_not_found),
 ]

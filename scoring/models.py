@@ -98,3 +98,39 @@ class RunScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} in {self.evaluation_id}"
+
+
+class ManualReference(models.Model):
+    """The organisers' manual judgments of a ranking or response track, to meta-evaluate
+    its Rubric grades against (DESIGN.md section 10): manual qrels and/or the official
+    leaderboard.
+
+    An upload replaces the track's reference as a whole; the one it replaces is kept,
+    marked `replaced_at`, so who uploaded what and when stays on record. Only the
+    current one (`replaced_at` null) is read.
+    """
+
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="references")
+    qrels = models.JSONField(null=True, blank=True,
+                             help_text="qid -> docid -> manual level; null if not uploaded")
+    leaderboard = models.JSONField(null=True, blank=True,
+                                   help_text="run -> official score; null if not uploaded")
+    relevant_level = models.PositiveIntegerField(
+        default=1, help_text="a manual level at or above this counts as relevant")
+    qrels_filename = models.CharField(max_length=255, blank=True)
+    leaderboard_filename = models.CharField(max_length=255, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+    )
+    uploaded_at = models.DateTimeField()
+    replaced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["track", "-uploaded_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["track"], condition=models.Q(replaced_at=None),
+                                    name="one_current_reference_per_track"),
+        ]
+
+    def __str__(self) -> str:
+        return f"manual reference of {self.track} uploaded {self.uploaded_at:%Y-%m-%d %H:%M}"
