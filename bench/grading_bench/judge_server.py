@@ -21,7 +21,7 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from tests.grading.scripted_server import ChatRequest, Reply, ScriptedServer, Status, Traffic
 
@@ -90,40 +90,41 @@ def serve(latency: float, concurrency: int) -> None:
             pass
 
 
-class JudgeProcess:
-    """The hashing judge in a child process (`--fake-server` mode of bench_grading.py)."""
+class ChildJudge:
+    """A benchmark's fake judge in a child process, started as `ENTRY --fake-server ARGS`.
 
-    def __init__(self, latency: float, concurrency: int,
-                 client_concurrency: int | None = None) -> None:
-        self.latency, self.concurrency = latency, concurrency
-        # The judge's requests in flight (GRADER_CONCURRENCY); C unless told otherwise.
-        self.client_concurrency = client_concurrency or concurrency
+    The child says ``READY_PREFIX PORT`` on stdout once it serves and stops when its
+    stdin closes; GET /stats gives the requests it answered. A context manager.
+    """
+
+    def __init__(self, entry: Path, args: list[str], ready_prefix: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(ENTRY), "--fake-server",
-             "--latency", str(latency), "--server-concurrency", str(concurrency)],
+            [sys.executable, str(entry), "--fake-server", *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         readable, _, _ = select.select([self.process.stdout], [], [], 30.0)
         line = self.process.stdout.readline() if readable else ""
-        if not line.startswith(READY_PREFIX):
+        if not line.startswith(ready_prefix):
             self.stop()
             raise RuntimeError(f"the fake judge did not start: {line!r}")
-        self.port = int(line[len(READY_PREFIX):])
+        self.port = int(line[len(ready_prefix):])
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def ideal(self) -> float:
-        """Judgments per second when every slot is always busy."""
-        return self.concurrency / self.latency
 
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as r:
             return dict(json.load(r))
 
     def calls(self) -> int:
+        """Requests the server has answered so far (every kind)."""
         return int(self.stats()["total"])
 
     def stop(self) -> None:
@@ -137,3 +138,20 @@ class JudgeProcess:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+class JudgeProcess(ChildJudge):
+    """The hashing judge in a child process (`--fake-server` mode of bench_grading.py)."""
+
+    def __init__(self, latency: float, concurrency: int,
+                 client_concurrency: int | None = None) -> None:
+        self.latency, self.concurrency = latency, concurrency
+        # The judge's requests in flight (GRADER_CONCURRENCY); C unless told otherwise.
+        self.client_concurrency = client_concurrency or concurrency
+        super().__init__(ENTRY, ["--latency", str(latency),
+                                 "--server-concurrency", str(concurrency)], READY_PREFIX)
+
+    @property
+    def ideal(self) -> float:
+        """Judgments per second when every slot is always busy."""
+        return self.concurrency / self.latency

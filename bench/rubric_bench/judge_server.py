@@ -12,17 +12,15 @@ stdin closes. GET /stats gives the requests it answered, by schema name.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import select
-import subprocess
 import sys
 import threading
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from grading_bench.judge_server import ChildJudge
 
 from grading.llm.schemas import RUBRIC_SCHEMA_NAME
 from tests.grading.scripted_server import ChatRequest, Reply, ScriptedServer, Status
@@ -66,46 +64,10 @@ def serve(latency: float, slots: int) -> None:
             pass
 
 
-class RubricJudgeProcess:
+class RubricJudgeProcess(ChildJudge):
     """The hashing self-rater in a child process; a context manager that stops it."""
 
     def __init__(self, latency: float, slots: int) -> None:
         self.latency, self.slots = latency, slots
-        self.process = subprocess.Popen(
-            [sys.executable, str(ENTRY), "--fake-server",
-             "--latency", str(latency), "--slots", str(slots)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        readable, _, _ = select.select([self.process.stdout], [], [], 30.0)
-        line = self.process.stdout.readline() if readable else ""
-        if not line.startswith(READY_PREFIX):
-            self.stop()
-            raise RuntimeError(f"the fake judge did not start: {line!r}")
-        self.port = int(line[len(READY_PREFIX):])
-
-    def __enter__(self) -> RubricJudgeProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def calls(self) -> int:
-        """Requests the server has answered so far (every schema)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as r:
-            return int(json.load(r)["total"])
-
-    def stop(self) -> None:
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            with contextlib.suppress(BrokenPipeError):
-                self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        super().__init__(ENTRY, ["--latency", str(latency), "--slots", str(slots)],
+                         READY_PREFIX)

@@ -27,19 +27,15 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from .common import (
-    ASCII_WHITESPACE,
     EMPTY_FILE,
     FIELD_FILE,
     FIELD_LINE,
     BinaryReader,
     Problem,
-    decode_line,
     excerpt,
-    iter_raw_lines,
     parse_int,
-    strip_cr,
 )
-from .control_characters import line_control_problem
+from .trec_lines import iter_trec_fields
 
 TREC_QRELS_LINE_FORMAT = "qid 0 docid rel"
 MIN_TREC_LEVEL = -127
@@ -94,21 +90,10 @@ def parse_trec_qrels(
     levels: dict[str, dict[str, int]] = {}
     first_lines: dict[tuple[str, str], int] = {}
     lines_read = 0
-    for lineno, raw in iter_raw_lines(binary_file):
-        decoded = decode_line(strip_cr(raw), lineno)
-        if isinstance(decoded, Problem):
-            problems.append(decoded)
-            lines_read += 1
-            continue
-        content = decoded.lstrip(ASCII_WHITESPACE)
-        if not content or content.startswith("#"):
-            continue  # as trec_eval: comments (and, more leniently, blank lines)
+    for lineno, fields in iter_trec_fields(binary_file, problems):
         lines_read += 1
-        control = line_control_problem(decoded, lineno, FIELD_LINE)
-        if control is not None:
-            problems.append(control)
+        if fields is None:
             continue
-        fields = [part for part in decoded.replace("\t", " ").split(" ") if part]
         if len(fields) != 4:
             problems.append(
                 Problem(lineno, FIELD_LINE, TREC_QRELS_FIELD_COUNT.format(len(fields)))

@@ -39,7 +39,6 @@ from collections.abc import Callable, Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .common import (
-    ASCII_WHITESPACE,
     BAD_INTEGER,
     EMPTY_FILE,
     FIELD_FILE,
@@ -49,13 +48,10 @@ from .common import (
     Problem,
     TextSink,
     check_writable,
-    decode_line,
     excerpt,
-    iter_raw_lines,
     parse_int,
-    strip_cr,
 )
-from .control_characters import line_control_problem
+from .trec_lines import iter_trec_fields
 
 TREC_LINE_FORMAT = "qid Q0 docid rank score tag"
 MAX_TREC_RANK = 10**MAX_INTEGER_DIGITS - 1
@@ -165,21 +161,10 @@ def parse_trec_run(
     tag: str | None = None
     tag_line = 0
     lines_read = 0
-    for lineno, raw in iter_raw_lines(binary_file):
-        decoded = decode_line(strip_cr(raw), lineno)
-        if isinstance(decoded, Problem):
-            problems.append(decoded)
-            lines_read += 1
-            continue
-        content = decoded.lstrip(ASCII_WHITESPACE)
-        if not content or content.startswith("#"):
-            continue  # as trec_eval: blank lines and comments
+    for lineno, fields in iter_trec_fields(binary_file, problems):
         lines_read += 1
-        control = line_control_problem(decoded, lineno, FIELD_LINE)
-        if control is not None:
-            problems.append(control)
+        if fields is None:
             continue
-        fields = [part for part in decoded.replace("\t", " ").split(" ") if part]
         if len(fields) != 6:
             problems.append(Problem(lineno, FIELD_LINE, TREC_FIELD_COUNT.format(len(fields))))
             continue
