@@ -11,11 +11,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from campaign.models import Campaign, Role
+from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_role
 from frontend.forms import JudgmentEditForm
 from grading.filters import ReviewQueueFilter
-from grading.models import JudgeValidation, Judgment
+from grading.models import JudgeValidation, Judgment, JudgmentKind
 from grading.review import doubt_counts, is_doubtful
 from grading.selectors import (
     grading_progress,
@@ -159,6 +159,15 @@ def judgments(request: HttpRequest, slug: str) -> HttpResponse:
 def judgment_detail(request: HttpRequest, judgment_id: int) -> HttpResponse:
     judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
     _organiser_campaign(request, judgment.campaign.slug)
+    if judgment.kind == JudgmentKind.RUBRIC:
+        # A grade is edited on its own page (a grade and a note, not correct/relevant);
+        # it is the same grade under every ranking/response track of the campaign.
+        track = judgment.campaign.tracks.filter(
+            kind__in=[TrackKind.RANKING, TrackKind.RESPONSE]).order_by("slug").first()
+        if track is None:
+            raise Http404("No ranking or response track to grade on.")
+        return redirect("rubric-grade", slug=judgment.campaign.slug, track=track.slug,
+                        judgment_id=judgment.pk)
     form = JudgmentEditForm(request.POST or None, judgment=judgment)
     if request.method == "POST" and form.is_valid():
         try:

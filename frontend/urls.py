@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, results, validation, views
+from frontend import organiser, results, rubric, validation, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -31,6 +31,20 @@ urlpatterns = [
     path("judgments/<int:judgment_id>/", organiser.judgment_detail, name="judgment-detail"),
     path("judgments/<int:judgment_id>/confirm/", organiser.confirm_judgment,
          name="judgment-confirm"),
+    path("campaigns/<slug:slug>/testbank/", rubric.testbank, name="testbank"),
+    path("campaigns/<slug:slug>/testbank/<int:item_id>/", rubric.testbank_item,
+         name="testbank-item"),
+    path("campaigns/<slug:slug>/testbank/<int:item_id>/retire/", rubric.testbank_item_retire,
+         name="testbank-item-retire"),
+    path("campaigns/<slug:slug>/tracks/<slug:track>/grid/", rubric.grid, name="rubric-grid"),
+    path("campaigns/<slug:slug>/tracks/<slug:track>/verify/", rubric.verify_grading,
+         name="rubric-verify"),
+    path("campaigns/<slug:slug>/tracks/<slug:track>/passage/", rubric.passage,
+         name="rubric-passage"),
+    path("campaigns/<slug:slug>/tracks/<slug:track>/grades/<int:judgment_id>/",
+         rubric.grade_edit, name="rubric-grade"),
+    path("campaigns/<slug:slug>/tracks/<slug:track>/missing-and-spurious/",
+         rubric.testbank_gaps, name="rubric-gaps"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]

@@ -1,0 +1,16 @@
+"""Organiser pages of RUBRIC campaigns (DESIGN.md section 10): the test bank (testbank)
+and the verification pages of a ranking or response track (verification), over the
+reads in `reads`; forms in `forms`. The views are named here, where frontend/urls.py
+finds them."""
+
+from frontend.rubric.testbank import testbank, testbank_item, testbank_item_retire
+from frontend.rubric.verification import (
+    grade_edit,
+    grid,
+    passage,
+    testbank_gaps,
+    verify_grading,
+)
+
+__all__ = ["grade_edit", "grid", "passage", "testbank", "testbank_gaps", "testbank_item",
+           "testbank_item_retire", "verify_grading"]
