@@ -332,6 +332,10 @@ def test_a_post_edit_through_the_grid_is_stored_audited_and_queues_scoring(
     edited = cell(html, "d4", case.item_id("A"))
     assert '<strong class="grade status-graded">5</strong>' in edited
     assert '<span class="badge">edited</span>' in edited
+    # The grade page lists the edit in its history (the partial the review page shares).
+    history = html_of(organiser, grade_url(case, "d4", "A")).split("<h2>History</h2>")[1]
+    assert "Never edited." not in history.split("<h2>")[0]
+    assert "Note: Ridley Scott is named" in history.split("<h2>")[0]
 
 
 def test_a_post_edit_the_scores_follow(personas: Personas, case: RubricCase) -> None:
