@@ -19,6 +19,19 @@ from scoring.measures.catalogue import RANKS_BY
 SIGNIFICANCE_LEVEL = 0.05
 
 
+
+#: The settings a ranking/response snapshot records beside its rows, in the order the
+#: pages, the CSV and the LaTeX caption show them.
+PARAMS = ("min_grade", "label", "cover_k", "depth")
+
+
+def params_in_order(stored: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot's settings in `PARAMS` order, whatever order the database kept: a
+    PostgreSQL jsonb column sorts its keys (by length), SQLite keeps them as written."""
+    return {key: stored[key] for key in PARAMS if key in stored} | {
+        key: value for key, value in stored.items() if key not in PARAMS}
+
+
 @dataclass(frozen=True)
 class Interval:
     """A mean and its 95% interval (no bounds: fewer than two questions)."""

@@ -22,6 +22,7 @@ from campaign.models import BankItemStatus, CorpusPassage, Role, TestBankItem, T
 from campaign.selectors import campaign_role
 from grading.rubric_uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
+from scoring.leaderboard import PARAMS
 from scoring.measures.rubric import rubric_label, rubric_qrels
 from scoring.selectors import evaluation_visible
 from scoring.workbench import GradedParagraph, ItemGrade, SystemRank
@@ -29,6 +30,7 @@ from submissions.models import RankedPassage, Run
 
 # qid -> docid -> item id -> grade
 Grades = dict[str, dict[str, dict[str, int]]]
+
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,9 @@ class RubricTrack:
 
     def params(self) -> dict[str, Any]:
         """The track's settings its numbers depend on, as a snapshot records them."""
-        return {"min_grade": self.track.min_grade, "label": self.track.label,
-                "cover_k": self.cover_k, "depth": self.track.depth}
+        values = {"min_grade": self.track.min_grade, "label": self.track.label,
+                  "cover_k": self.cover_k, "depth": self.track.depth}
+        return {key: values[key] for key in PARAMS}
 
 
 def rubric_runs(*, track: Track) -> list[Run]:

@@ -16,7 +16,14 @@ from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
 from grading.review import doubtful_judgments
 from grading.selectors import JudgedAnswerBlock, marked_run
-from scoring.leaderboard import Leaderboard, LeaderboardRow, Statistics, best_first, ranks_by
+from scoring.leaderboard import (
+    Leaderboard,
+    LeaderboardRow,
+    Statistics,
+    best_first,
+    params_in_order,
+    ranks_by,
+)
 from scoring.measures import derive_pr_qrels
 from scoring.models import Evaluation, RunScore
 from submissions.models import Run
@@ -66,7 +73,7 @@ def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
         edited_judgments=evaluation.edited_judgments,
         needs_review=evaluation.needs_review, fingerprint=evaluation.fingerprint,
         questions=evaluation.questions, rows=rows, statistics=statistics,
-        params=dict(evaluation.params),
+        params=params_in_order(evaluation.params),
     )
 
 

@@ -163,3 +163,13 @@ def test_participants_see_no_graded_pool_link_after_publication(
     page = client.get("/campaigns/toy/results/").content.decode()
     assert "/api/v1/campaigns/toy/rubric-qrels/?track=dl" in page
     assert "graded.jsonl" not in page
+
+
+def test_a_snapshots_settings_read_back_in_their_own_order_whatever_the_database_kept() -> None:
+    # PostgreSQL's jsonb sorts keys by length ("depth", "label", "cover_k", "min_grade");
+    # the CSV columns and the LaTeX caption must not follow it.
+    from scoring.leaderboard import PARAMS, params_in_order
+
+    stored = {"depth": 3, "label": "max", "cover_k": 10, "min_grade": 4, "extra": 1}
+    assert list(params_in_order(stored)) == [*PARAMS, "extra"]
+    assert params_in_order(stored) == stored
