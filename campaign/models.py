@@ -304,6 +304,13 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class TestBankItemQuerySet(models.QuerySet["TestBankItem"]):
+    def current(self) -> TestBankItemQuerySet:
+        """The bank as grading, scoring and the pages use it: drafts and active items.
+        Retired items stay in the database (and their history) but count nowhere."""
+        return self.exclude(status=BankItemStatus.RETIRED)
+
+
 class TestBankItem(models.Model):
     """An exam question or nugget of one query's test bank (secret: organisers only).
 
@@ -335,6 +342,8 @@ class TestBankItem(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TestBankItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["campaign", "question__position", "created_at", "id"]

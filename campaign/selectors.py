@@ -12,13 +12,13 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from campaign.models import (
-    BankItemStatus,
     Campaign,
     CorpusPassage,
     Membership,
     Question,
     Role,
     TestBankItem,
+    TestBankItemQuerySet,
     Track,
     TrackKind,
 )
@@ -158,7 +158,7 @@ def corpus_missing(*, campaign: Campaign, docids: Iterable[str]) -> set[str]:
 
 def testbank_items(
     *, campaign: Campaign, qid: str | None = None, status: str | None = None
-) -> QuerySet[TestBankItem]:
+) -> TestBankItemQuerySet:
     """The campaign's test-bank items (retired ones too, unless `status` says), in the
     order of the questions file. Secret: for organisers only."""
     items = TestBankItem.objects.filter(campaign=campaign).select_related(
@@ -174,7 +174,7 @@ def testbank_current(*, campaign: Campaign) -> list[QueryBank]:
     """The bank as grading uses it (drafts and active items, not retired ones), one
     `QueryBank` per query that has items, in the order of the questions file."""
     banks: list[QueryBank] = []
-    items = testbank_items(campaign=campaign).exclude(status=BankItemStatus.RETIRED)
+    items = testbank_items(campaign=campaign).current()
     for question, group in itertools.groupby(items, key=lambda item: item.question):
         listed = list(group)
         banks.append(QueryBank(

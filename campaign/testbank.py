@@ -260,7 +260,7 @@ def _audit(item: TestBankItem, user: User | None, action: str, note: str,
 
 def _held_target(question: Question, *, exclude: int | None) -> str | None:
     """The kind of item the query's bank holds (retired items aside), if any."""
-    items = question.bank_items.exclude(status=BankItemStatus.RETIRED)
+    items = question.bank_items.current()
     if exclude is not None:
         items = items.exclude(pk=exclude)
     target: str | None = items.values_list("target", flat=True).first()
@@ -268,7 +268,7 @@ def _held_target(question: Question, *, exclude: int | None) -> str | None:
 
 
 def _check_unsaid(question: Question, text: str, *, exclude: int | None) -> None:
-    same = question.bank_items.exclude(status=BankItemStatus.RETIRED).filter(
+    same = question.bank_items.current().filter(
         text_hash=text_hash(text))
     if exclude is not None:
         same = same.exclude(pk=exclude)

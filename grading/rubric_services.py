@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from campaign.models import BankItemStatus, Campaign, TestBankItem
+from campaign.models import Campaign, TestBankItem
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -70,7 +70,7 @@ def _current_items(campaign: Campaign) -> dict[str, list[TestBankItem]]:
     """Each query's items as grading uses them: drafts and active ones, not retired."""
     items: dict[str, list[TestBankItem]] = {}
     for item in (TestBankItem.objects.filter(campaign=campaign)
-                 .exclude(status=BankItemStatus.RETIRED).select_related("question")
+                 .current().select_related("question")
                  .order_by("question__position", "created_at", "id")):
         items.setdefault(item.question.qid, []).append(item)
     return items

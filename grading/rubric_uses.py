@@ -63,7 +63,7 @@ def rubric_pair_counts(*, campaign: Campaign, runs: Sequence[Run]) -> dict[int, 
     if not runs:
         return {}
     items_of = dict(
-        TestBankItem.objects.filter(campaign=campaign).exclude(status=BankItemStatus.RETIRED)
+        TestBankItem.objects.filter(campaign=campaign).current()
         .order_by().values_list("question__qid").annotate(n=Count("pk")))
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
     rated = Run.objects.filter(pk__in=[run.pk for run in runs])

@@ -57,7 +57,7 @@ class GenerationReport:
 def _queries_without_items(campaign: Campaign) -> tuple[list[Question], list[str]]:
     """The queries with no current item (retired ones do not count), and the others."""
     questions = list(campaign.questions.order_by("position", "qid"))
-    held = set(campaign.test_bank.exclude(status=BankItemStatus.RETIRED)
+    held = set(campaign.test_bank.current()
                .values_list("question_id", flat=True))
     return ([q for q in questions if q.pk not in held],
             [q.qid for q in questions if q.pk in held])

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from campaign.models import BankItemStatus, CorpusPassage, Role, TestBankItem, Track, TrackKind
+from campaign.models import CorpusPassage, Role, TestBankItem, Track, TrackKind
 from campaign.selectors import campaign_role
 from grading.rubric_uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
@@ -85,7 +85,7 @@ def rubric_track(*, track: Track) -> RubricTrack:
         pool.setdefault(qid, set()).add(docid)
     items: dict[str, list[str]] = {}
     for qid, item_id in (TestBankItem.objects.filter(campaign_id=track.campaign_id)
-                         .exclude(status=BankItemStatus.RETIRED)
+                         .current()
                          .order_by("question__position", "created_at", "id")
                          .values_list("question__qid", "item_id")):
         items.setdefault(qid, []).append(item_id)

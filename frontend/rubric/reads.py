@@ -74,7 +74,7 @@ def rubric_queries(*, track: Track) -> list[Question]:
 def current_items(*, track: Track, qid: str) -> list[TestBankItem]:
     """The query's items as grading uses them now: drafts and active ones."""
     return list(TestBankItem.objects.filter(campaign_id=track.campaign_id, question__qid=qid)
-                .exclude(status=BankItemStatus.RETIRED)
+                .current()
                 .order_by("created_at", "id"))
 
 
@@ -256,7 +256,7 @@ def manual_qrels_gaps(*, track: Track, qrels: dict[str, dict[str, int]], relevan
     items = {item.item_id: item for item in
              TestBankItem.objects.filter(campaign_id=track.campaign_id,
                                          question__qid__in=qids)
-             .exclude(status=BankItemStatus.RETIRED).select_related("question")}
+             .current().select_related("question")}
     missing, unjudged = [], 0
     hits: dict[str, list[str]] = {}
     judged: dict[str, int] = {}
