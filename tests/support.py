@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -45,6 +47,15 @@ class Personas:
             client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
         return client
 
+
+
+def make_zip(members: dict[str, bytes]) -> bytes:
+    """A zip of `members` (name -> content), as a bulk upload sends it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
 
 
 def example(name: str) -> bytes:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +12,9 @@ from pytest_django import Settings as SettingsWrapper
 from campaign.models import Track
 from submissions.models import PassageRecord, Run, RunStatus
 from submissions.services import NOT_YOUR_TEAM
-from tests.support import Personas, example
+from tests.support import Personas, example, make_zip
 
 pytestmark = pytest.mark.django_db
-
-
-def make_zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, content in members.items():
-            archive.writestr(name, content)
-    return buffer.getvalue()
 
 
 def post_zip(personas: Personas, who: str, content: bytes) -> Any:

@@ -5,7 +5,6 @@ is: the campaign's only such track takes it, else the content tells."""
 from __future__ import annotations
 
 import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,9 @@ from submissions.bulk import AMBIGUOUS_TRACK, BAD_ANY_RUN_NAME, EXPECTED_NAMES
 from submissions.models import RankedPassage, Run, RunStatus
 from tests.factories import TrackFactory
 from tests.submissions.conftest import RUBRIC_RUNS, rubric_run
-from tests.support import Personas
+from tests.support import Personas, make_zip
 
 pytestmark = pytest.mark.django_db
-
-
-def make_zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, content in members.items():
-            archive.writestr(name, content)
-    return buffer.getvalue()
 
 
 def post_zip(personas: Personas, who: str, content: bytes, **fields: str) -> Any:
