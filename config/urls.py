@@ -9,6 +9,7 @@ from campaign import api as campaign_api
 from config.api_errors import json_not_found
 from config.health import healthz
 from grading import api as grading_api
+from grading import testbank_api
 from scoring import api as scoring_api
 from scoring import meta_api
 from submissions import api as submissions_api
@@ -26,11 +27,11 @@ api_v1 = [
          name="api-runs-bulk"),
     path("campaigns/<slug:slug>/shared-pr-runs.zip", submissions_api.SharedPrRunsZipView.as_view(),
          name="api-shared-pr-runs"),
-    path("campaigns/<slug:slug>/testbank/", campaign_api.TestBankView.as_view(),
+    path("campaigns/<slug:slug>/testbank/", testbank_api.TestBankView.as_view(),
          name="api-testbank"),
-    path("campaigns/<slug:slug>/testbank/generate/", grading_api.TestBankGenerateView.as_view(),
+    path("campaigns/<slug:slug>/testbank/generate/", testbank_api.TestBankGenerateView.as_view(),
          name="api-testbank-generate"),
-    path("testbank/<int:item_id>/", campaign_api.TestBankItemView.as_view(),
+    path("testbank/<int:item_id>/", testbank_api.TestBankItemView.as_view(),
          name="api-testbank-item"),
     path("runs/<int:run_id>/", submissions_api.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:run_id>/file/", submissions_api.RunFileView.as_view(), name="api-run-file"),

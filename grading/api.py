@@ -9,7 +9,6 @@ from django.shortcuts import get_object_or_404
 from django_filters.utils import translate_validation
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,8 +16,6 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from campaign.api import organiser_campaign
-from campaign.models import Campaign, Role
-from campaign.selectors import campaign_role
 from config.api_errors import authenticated_user
 from config.query_params import query_flag
 from grading.filters import JudgmentFilter
@@ -35,7 +32,6 @@ from grading.serializers import (
     JudgmentDetailSerializer,
     JudgmentEditSerializer,
     JudgmentPageSerializer,
-    TestBankGenerateSerializer,
     judgment_item_json,
     run_progress_json,
 )
@@ -45,7 +41,7 @@ from grading.services import (
     judgment_confirm,
     judgment_edit,
 )
-from grading.tasks import enqueue_grading, enqueue_testbank_generation
+from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 
@@ -224,33 +220,3 @@ class MarkedRunView(APIView):
         response["Content-Disposition"] = f'attachment; filename="{run.name}.marked"'
         write_marked_ac_run([block.marked for block in marked_run(run=run)], response)
         return response
-
-
-
-#: As the test-bank API says it (campaign.api): the bank is secret, so to everyone but
-#: the campaign's organisers it answers exactly as if it did not exist (404).
-NO_SUCH_BANK = "No such test bank."
-
-
-class TestBankGenerateView(APIView):
-    __test__ = False  # a view, not a pytest class
-    permission_classes = [permissions.AllowAny]  # everyone else gets the 404 below
-
-    @extend_schema(
-        request=TestBankGenerateSerializer,
-        summary="Draft test-bank items with the judge for the queries that have none",
-        responses={202: OpenApiResponse(description='{"detail", "task"}: the task id'),
-                   400: OpenApiResponse(description="a bad target or n, named"),
-                   404: OpenApiResponse(description="no such campaign, or not its organiser")})
-    def post(self, request: Request, slug: str) -> Response:
-        campaign = Campaign.objects.filter(slug=slug).first()
-        if campaign is None or campaign_role(campaign=campaign,
-                                             user=request.user) != Role.ORGANISER:
-            raise NotFound(NO_SUCH_BANK)
-        form = TestBankGenerateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        target, n = form.validated_data["target"], form.validated_data["n"]
-        task = enqueue_testbank_generation(campaign=campaign, target=target, n=n,
-                                           user=authenticated_user(request))
-        return Response({"detail": f"drafting {n} {target} per query without items",
-                         "task": task}, status=status.HTTP_202_ACCEPTED)

@@ -6,17 +6,19 @@ to a passage's text and an item's text, not to a run: it is cached by input acro
 runs and re-gradings (grading.judgment_cache, held by its unique constraint), so a
 passage retrieved by ten runs costs one judgment per item, and after an item's text is
 edited only that item's pairs are new inputs. `rubric_run_grade` is the pass over one
-ranking or response run that `grading.services.run_grading` makes.
+ranking or response run that `grading.services.run_grading` makes; `rubric_items_grade`
+grades the items an organiser just added or edited, on every passage already graded for
+their queries, and nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from campaign.models import Campaign, TestBankItem
+from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -27,7 +29,7 @@ from grading.judgment_cache import (
 )
 from grading.llm.prompts import RubricAnswerCheck
 from grading.models import Judgment, JudgmentKind, PassageItemGrade
-from submissions.models import Run
+from submissions.models import Run, RunStatus
 from submissions.selectors import passages_to_grade
 
 TWO_TEXTS = "passage {docid} of query {qid} is given with two different texts"
@@ -66,11 +68,15 @@ def campaign_answer_check(*, campaign: Campaign) -> RubricAnswerCheck:
     return max(checks, key=_STRICTNESS.index, default=RubricAnswerCheck.NONE)
 
 
-def _current_items(campaign: Campaign) -> dict[str, list[TestBankItem]]:
-    """Each query's items as grading uses them: drafts and active ones, not retired."""
+def _current_items(campaign: Campaign,
+                   only: Collection[int] | None = None) -> dict[str, list[TestBankItem]]:
+    """Each query's items as grading uses them: drafts and active ones, not retired
+    (of the items `only`, when given)."""
     items: dict[str, list[TestBankItem]] = {}
-    for item in (TestBankItem.objects.filter(campaign=campaign)
-                 .current().select_related("question")
+    current = TestBankItem.objects.filter(campaign=campaign).current()
+    if only is not None:
+        current = current.filter(pk__in=sorted(only))
+    for item in (current.select_related("question")
                  .order_by("question__position", "created_at", "id")):
         items.setdefault(item.question.qid, []).append(item)
     return items
@@ -79,8 +85,10 @@ def _current_items(campaign: Campaign) -> dict[str, list[TestBankItem]]:
 def rubric_grade(
     *, campaign: Campaign, passages: Iterable[tuple[str, str, str]], judge: Judge,
     batch: int = 1024, progress: GradingProgress | None = None,
+    only_items: Collection[int] | None = None,
 ) -> RubricGradeReport:
-    """Grade each passage `(qid, docid, text)` on every current item of its query.
+    """Grade each passage `(qid, docid, text)` on every current item of its query (on
+    the current ones of `only_items`, ids, when given).
 
     A passage given more than once (retrieved by several runs) is graded once. Inputs
     judged before by this judge and prompt version cost no call; new judgments are
@@ -91,7 +99,7 @@ def rubric_grade(
     progress = progress or Unwatched()
     report = RubricGradeReport()
     check = campaign_answer_check(campaign=campaign)
-    items_of = _current_items(campaign)
+    items_of = _current_items(campaign, only_items)
     texts: dict[tuple[str, str], str] = {}
     for qid, docid, text in passages:
         if texts.setdefault((qid, docid), text) != text:
@@ -133,6 +141,30 @@ def rubric_run_grade(
     passages = [(p.qid, p.docid, p.text) for p in passages_to_grade(run=run)]
     return rubric_grade(campaign=run.track.campaign, passages=passages, judge=judge,
                         batch=batch, progress=progress)
+
+
+def rubric_items_grade(
+    *, campaign: Campaign, items: Collection[int], judge: Judge, batch: int = 1024,
+    progress: GradingProgress | None = None,
+) -> RubricGradeReport:
+    """Grade test-bank `items` (ids; just added or edited) on what the campaign's graded
+    runs rated for their queries, and only on that: the pairs of the other items keep
+    their grades and cost nothing.
+
+    Runs being graded count too (one that started before the edit read the bank
+    without it). Runs not graded yet are left alone: grading them grades every current
+    item. A retired item is not graded (its grades no longer count); an edit that left
+    an item's inputs as they were (its status, or answers no check reads) finds its
+    judgments cached and makes no judge call.
+    """
+    wanted = _current_items(campaign, items)
+    runs = (Run.objects.filter(track__campaign=campaign, track__kind__in=RUBRIC_TRACK_KINDS)
+            .current().filter(status__in=RunStatus.JUDGED | RunStatus.IN_GRADING)
+            .select_related("track").order_by("pk"))
+    passages = [(p.qid, p.docid, p.text) for run in runs
+                for p in passages_to_grade(run=run, qids=set(wanted))] if wanted else []
+    return rubric_grade(campaign=campaign, passages=passages, judge=judge, batch=batch,
+                        progress=progress, only_items=items)
 
 
 def _link_grades(campaign: Campaign, pairs: Sequence[tuple[str, str, TestBankItem]],

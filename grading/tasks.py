@@ -12,10 +12,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaign.models import Campaign
+from grading.judge import JudgeUnavailable
 from grading.rubric_services import RubricGradeReport
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
 from grading.setup import judge_named, official_judge, official_model_name
 from grading.testbank_generation import testbank_generate
+from grading.testbank_regrade import testbank_items_regrade
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
 from submissions.models import Run
@@ -57,6 +59,35 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
                 "without_items": report.without_items, "scoring_task": outcome.scoring_task}
     return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
             "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
+
+
+@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+def grade_testbank_items(self: Any, campaign_id: int,
+                         item_ids: list[int]) -> dict[str, Any] | None:
+    """Grade test-bank items just added or edited (grading.testbank_regrade). Repeated,
+    it finds its judgments cached and makes no judge call."""
+    campaign = Campaign.objects.get(pk=campaign_id)
+    refusal = grading_refusal(campaign=campaign, judge_model=official_model_name())
+    if refusal:
+        # As for a run: nothing is graded with a judge the campaign has not accepted;
+        # grading the runs again after a passing validation grades these items too.
+        logger.warning("test-bank items %s of %s not graded: %s", item_ids, campaign.slug,
+                       refusal)
+        return None
+    try:
+        done = testbank_items_regrade(campaign=campaign, items=item_ids,
+                                      judge=official_judge())
+    except JudgeUnavailable as unavailable:
+        if unavailable.permanent or self.request.retries >= self.max_retries:
+            logger.error("test-bank items %s of %s not graded: %s", item_ids,
+                         campaign.slug, unavailable)
+            raise
+        raise self.retry(exc=unavailable, countdown=min(
+            600, 30 * 2 ** self.request.retries)) from unavailable
+    report = done.report
+    return {"passages": report.passages, "pairs": report.pairs,
+            "judge_calls": report.judge_calls, "needs_review": report.needs_review,
+            "scoring_task": done.scoring_task}
 
 
 def enqueue_grading(run_ids: list[int]) -> list[str]:

@@ -19,13 +19,14 @@ from typing import Protocol
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from campaign.models import BankItemStatus, Campaign, Question
+from campaign.models import BankItemStatus, Campaign, Question, TestBankItem
 from campaign.testbank import TestBankRefused, testbank_add
 from grading.judge import JudgeIdentity
 from grading.llm.client import JudgeCall, JudgeError
 from grading.llm.inputs import JudgeRequest
 from grading.llm.prompts import TESTBANK_PROMPT_VERSION, PromptTarget
 from grading.llm.rubric import GeneratedItem, bank_items_request
+from grading.testbank_regrade import testbank_changed
 
 GENERATED_NOTE = "drafted by the judge {model} with prompt {version} ({n} items asked for)"
 REPLY_UNPARSED = "the judge's reply never parsed: {error}"
@@ -52,6 +53,7 @@ class GenerationReport:
     drafted: dict[str, int] = field(default_factory=dict)  # qid -> drafts stored
     failed: dict[str, str] = field(default_factory=dict)  # qid -> why nothing was stored
     skipped: list[str] = field(default_factory=list)  # qids that already had items
+    grading_task: str | None = None  # runs were graded: the new items' grading, queued
 
 
 def _queries_without_items(campaign: Campaign) -> tuple[list[Question], list[str]]:
@@ -81,6 +83,7 @@ def testbank_generate(
     note = GENERATED_NOTE.format(model=judge.identity.model, version=TESTBANK_PROMPT_VERSION,
                                  n=n)
     outcomes = judge.ask_many(requests) if requests else []
+    drafted: list[TestBankItem] = []
     for question, outcome in zip(todo, outcomes, strict=True):
         if isinstance(outcome, JudgeError):
             report.failed[question.qid] = str(outcome)
@@ -89,11 +92,13 @@ def testbank_generate(
             report.failed[question.qid] = REPLY_UNPARSED.format(error=outcome.error)
             continue
         try:
-            _store_drafts(campaign, question, outcome.label, target, user, note)
+            drafted += _store_drafts(campaign, question, outcome.label, target, user, note)
         except _DraftRefused as refused:
             report.failed[question.qid] = str(refused)
             continue
         report.drafted[question.qid] = len(outcome.label)
+    # A query may get items after runs were graded: their passages are graded on them.
+    report.grading_task = testbank_changed(campaign=campaign, items=drafted)
     return report
 
 
@@ -103,14 +108,17 @@ class _DraftRefused(Exception):
 
 @transaction.atomic
 def _store_drafts(campaign: Campaign, question: Question, items: Sequence[GeneratedItem],
-                  target: str, user: User | None, note: str) -> None:
+                  target: str, user: User | None, note: str) -> list[TestBankItem]:
     """Every item of one query, or (raising _DraftRefused) none of them."""
+    stored = []
     for index, generated in enumerate(items, 1):
         try:
-            testbank_add(campaign=campaign, user=user, qid=question.qid, target=target,
-                         text=generated.text, answers=generated.answers,
-                         status=BankItemStatus.DRAFT, note=note)
+            stored.append(testbank_add(
+                campaign=campaign, user=user, qid=question.qid, target=target,
+                text=generated.text, answers=generated.answers,
+                status=BankItemStatus.DRAFT, note=note))
         except TestBankRefused as refused:
             # Raised out of the transaction: the query's earlier drafts are rolled back.
             raise _DraftRefused(ITEM_REFUSED.format(index=index, text=generated.text,
                                                     error=refused)) from refused
+    return stored

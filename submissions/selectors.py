@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO
@@ -123,17 +123,20 @@ class PassageToGrade:
     text: str
 
 
-def passages_to_grade(*, run: Run) -> list[PassageToGrade]:
+def passages_to_grade(*, run: Run, qids: Collection[str] | None = None) -> list[PassageToGrade]:
     """What grading rates of `run` (DESIGN.md section 10), by qid, then in rank order.
 
     A ranking run: the top `track.depth` passages of each query in trec_eval's order,
     each with its corpus text. A response run: every segment of each response (the
     Rubric-Cover of a response counts all its segments, so all are graded). PR and AC
     runs have none (an empty list). One database query (two if `run.track` is not loaded
-    yet), however many queries and passages the run has.
+    yet), however many queries and passages the run has. `qids` keeps those queries only
+    (a test-bank item changed: its query's passages are graded again).
     """
     track = run.track
     passages = RankedPassage.objects.filter(run=run).graded().order_by("qid", "rank")
+    if qids is not None:
+        passages = passages.filter(qid__in=sorted(qids))
     if track.kind == TrackKind.RANKING:
         corpus_text = CorpusPassage.objects.filter(
             campaign_id=track.campaign_id, docid=OuterRef("docid")).values("text")[:1]

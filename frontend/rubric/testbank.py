@@ -24,14 +24,15 @@ from frontend.rubric.forms import (
     TestBankRetireForm,
     add_refusal,
 )
+from grading.testbank_regrade import testbank_changed
 
-EDITED_TEXT = ("Item {item_id} edited. Its earlier grades were given to the old text: the "
-               "item's pairs are graded again when runs are next graded (Grade pending "
-               "runs or Re-grade all runs on the dashboard).")
 EDITED = "Item {item_id} edited."
-ADDED = ("Item {item_id} added to query {qid}. Its pairs are graded when runs are next "
-         "graded.")
+ADDED = "Item {item_id} added to query {qid}."
 RETIRED = "Item {item_id} retired; it is kept, with its history."
+#: Said after the above when the change queued grading (runs are graded already).
+GRADING_QUEUED = (" Its pairs are being graded on what the graded runs retrieved; the "
+                  "leaderboards are scored again when that is done.")
+RESCORING_QUEUED = " Its grades no longer count; the leaderboards are scored again."
 
 
 @login_required
@@ -49,7 +50,9 @@ def testbank(request: HttpRequest, slug: str) -> HttpResponse:
         except TestBankRefused as refused:
             add_refusal(add, refused)
         else:
-            messages.success(request, ADDED.format(item_id=item.item_id, qid=data["qid"]))
+            queued = testbank_changed(campaign=campaign, items=[item])
+            messages.success(request, ADDED.format(item_id=item.item_id, qid=data["qid"])
+                             + (GRADING_QUEUED if queued else ""))
             return redirect("testbank-item", slug=slug, item_id=item.pk)
     valid = selection.is_valid()
     items = (testbank_items(campaign=campaign, qid=selection.cleaned_data["qid"] or None,
@@ -87,8 +90,9 @@ def testbank_item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse
         except TestBankRefused as refused:
             add_refusal(edit, refused)
         else:
-            done = EDITED_TEXT if change.text is not None else EDITED
-            messages.success(request, done.format(item_id=item.item_id))
+            queued = testbank_changed(campaign=item.campaign, items=[item])
+            messages.success(request, EDITED.format(item_id=item.item_id)
+                             + (GRADING_QUEUED if queued else ""))
             return redirect("testbank-item", slug=slug, item_id=item.pk)
     return _item_page(request, item, edit=edit, retire=TestBankRetireForm())
 
@@ -104,7 +108,9 @@ def testbank_item_retire(request: HttpRequest, slug: str, item_id: int) -> HttpR
         except TestBankRefused as refused:
             add_refusal(retire, refused)
         else:
-            messages.success(request, RETIRED.format(item_id=item.item_id))
+            queued = testbank_changed(campaign=item.campaign, items=[item])
+            messages.success(request, RETIRED.format(item_id=item.item_id)
+                             + (RESCORING_QUEUED if queued else ""))
             return redirect("testbank-item", slug=slug, item_id=item.pk)
     return _item_page(request, item, edit=TestBankEditForm(item=item), retire=retire)
 

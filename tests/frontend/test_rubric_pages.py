@@ -184,7 +184,8 @@ def test_an_organiser_edits_an_item_and_the_history_keeps_the_old_text(
     assert (edit.user, edit.note, edit.previous_text) == (
         personas.organiser, "clearer wording", "When was Alien released?")
     html = html_of(organiser, url)
-    assert "Its earlier grades were given to the old text" in html
+    # The case's runs are graded: the edited item's pairs are graded again at once.
+    assert f"Item {item.item_id} edited. Its pairs are being graded" in html
     history = html.split('<ol class="history">', 1)[1]
     assert ("Text was <q>When was Alien released?</q>, now "
             "<q>In which year did Alien come out?</q>.") in history

@@ -11,6 +11,7 @@ No two of these 12 pairs share both a passage text and an item, so grading costs
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 from collections.abc import Callable, Iterator
@@ -25,7 +26,9 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from campaign.models import Campaign, Track
+from campaign import testbank
+from campaign.models import Campaign, TestBankItem, Track
+from grading import testbank_generation
 from grading.judge import JudgeUnavailable
 from grading.llm.schemas import RUBRIC_SCHEMA_NAME
 from grading.models import Judgment, JudgmentKind, PassageItemGrade
@@ -39,7 +42,7 @@ from grading.services import (
     run_grading,
     runs_mark_queued,
 )
-from grading.tasks import grade_run
+from grading.tasks import grade_run, grade_testbank_items
 from submissions.models import Run, RunStatus
 from tests.factories import UserFactory
 from tests.grading.fixtures import make_judge
@@ -368,3 +371,153 @@ class TestProgressAndReview:
 
         counts = doubt_counts(campaign=campaign)
         assert (counts.judgments, counts.doubtful, counts.unreviewed) == (8, 1, 0)
+
+
+class TestTestBankChanges:
+    """DESIGN.md section 10: "editing an item's text makes its earlier grades stale";
+    issue 14: "editing an item re-grades only that item's pairs". Once runs are graded,
+    a change to the bank queues the grading of the items it changed (on what the graded
+    runs rated for their queries) and then scoring; nothing else is judged again."""
+
+    @pytest.fixture
+    def graded(self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+               scripted: ScriptedRubric, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("sys.stderr", io.StringIO())
+        grade(server)
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+
+    @staticmethod
+    def item(qid_item: str) -> TestBankItem:
+        return TestBankItem.objects.get(item_id=qid_item)
+
+    @staticmethod
+    def queued_items(callbacks: list[Callable[[], Any]]) -> list[Any]:
+        """The (campaign id, item ids) of each grading task the changes would send."""
+        return [callback.keywords["args"] for callback in callbacks
+                if isinstance(callback, functools.partial)
+                and callback.func == grade_testbank_items.apply_async]
+
+    @staticmethod
+    def run_task(server: ScriptedServer[Any], args: Any,
+                 capture: Capture) -> dict[str, Any]:
+        with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
+                               GRADER_TIMEOUT=30), capture(execute=False) as scoring:
+            result = grade_testbank_items.apply(args=args)
+        assert result.state == "SUCCESS", result.result
+        summary = result.result
+        assert isinstance(summary, dict)
+        summary["scoring_sent"] = len(scoring)
+        return summary
+
+    def test_editing_an_item_through_the_api_regrades_only_its_pairs(
+        self, movie: Personas, graded: None, server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        release = self.item(RELEASE_ID)
+        kept = dict(PassageItemGrade.objects.exclude(item=release)
+                    .values_list("pk", "judgment_id"))
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            response = movie.client("organiser").patch(
+                f"/api/v1/testbank/{release.pk}/",
+                {"text": "In which year was Alien first released?", "note": "say 'first'"},
+                format="json")
+        assert response.status_code == 200, response.json()
+        assert self.queued_items(sent) == [(movie.campaign.pk, [release.pk])]
+
+        summary = self.run_task(server, self.queued_items(sent)[0],
+                                django_capture_on_commit_callbacks)
+
+        # q1's passages the runs rated: WASEDA's d1, d3, d2 and KYOTO's one segment.
+        assert (summary["passages"], summary["pairs"], summary["judge_calls"]) == (4, 4, 4)
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12 + 4
+        assert summary["scoring_task"] is not None and summary["scoring_sent"] == 1
+        release.refresh_from_db()
+        assert set(PassageItemGrade.objects.filter(item=release).values_list(
+            "item_text_hash", flat=True)) == {release.text_hash}
+        # The other items' pairs still point at the judgments they had.
+        assert dict(PassageItemGrade.objects.exclude(item=release)
+                    .values_list("pk", "judgment_id")) == kept
+
+    def test_an_item_added_on_the_page_is_graded_on_its_query_s_passages(
+        self, movie: Personas, graded: None, server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            response = signed_in(movie, "organiser").post(
+                f"/campaigns/{SLUG}/testbank/",
+                {"qid": "q2", "target": "nuggets", "text": "Pixar made Toy Story.",
+                 "answers": "", "note": "a second nugget"}, follow=True)
+        assert response.status_code == 200
+        assert "Its pairs are being graded" in response.content.decode()
+        [args] = self.queued_items(sent)
+
+        summary = self.run_task(server, args, django_capture_on_commit_callbacks)
+
+        # q2: WASEDA's d4 and d2, KYOTO's two segments.
+        assert (summary["pairs"], summary["judge_calls"]) == (4, 4)
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12 + 4
+
+    def test_a_retired_item_costs_no_call_and_scores_again(
+        self, movie: Personas, graded: None, server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        cgi = self.item("q2/cgi")
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            response = movie.client("organiser").delete(
+                f"/api/v1/testbank/{cgi.pk}/?note=too+vague")
+        assert response.status_code == 200, response.json()
+
+        summary = self.run_task(server, self.queued_items(sent)[0],
+                                django_capture_on_commit_callbacks)
+
+        assert (summary["pairs"], summary["judge_calls"], summary["scoring_sent"]) == (0, 0, 1)
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+
+    def test_a_change_of_status_costs_no_call(
+        self, movie: Personas, graded: None, server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        director = self.item("q1/director")
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            response = movie.client("organiser").patch(
+                f"/api/v1/testbank/{director.pk}/",
+                {"status": "draft", "note": "to be reviewed again"}, format="json")
+        assert response.status_code == 200, response.json()
+
+        summary = self.run_task(server, self.queued_items(sent)[0],
+                                django_capture_on_commit_callbacks)
+
+        # Drafts are graded as active items are, on the same inputs: all cached.
+        assert (summary["pairs"], summary["judge_calls"]) == (4, 0)
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 12
+
+    def test_before_any_run_is_graded_a_change_queues_nothing(
+        self, movie: Personas, runs: dict[str, Run],
+        django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        release = self.item(RELEASE_ID)
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            response = movie.client("organiser").patch(
+                f"/api/v1/testbank/{release.pk}/",
+                {"text": "In which year was Alien first released?", "note": "say 'first'"},
+                format="json")
+
+        assert response.status_code == 200, response.json()
+        # Grading the runs grades every current item: nothing to do before.
+        assert self.queued_items(sent) == []
+
+    def test_items_drafted_after_runs_are_graded_are_graded_too(
+        self, movie: Personas, graded: None, server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric, django_capture_on_commit_callbacks: Capture,
+    ) -> None:
+        testbank.testbank_retire(item=self.item("q2/cgi"), user=None, note="too vague")
+        with django_capture_on_commit_callbacks(execute=False) as sent:
+            report = testbank_generation.testbank_generate(
+                campaign=movie.campaign, judge=make_judge(server), n=1)
+
+        assert report.drafted == {"q2": 1} and report.grading_task is not None
+        drafted = TestBankItem.objects.get(question__qid="q2", status="draft")
+        [args] = self.queued_items(sent)
+        assert args == (movie.campaign.pk, [drafted.pk])
+        summary = self.run_task(server, args, django_capture_on_commit_callbacks)
+        assert (summary["pairs"], summary["judge_calls"]) == (4, 4)

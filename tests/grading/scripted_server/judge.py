@@ -31,6 +31,7 @@ from tests.grading.scripted_server.replies import (
     unknown_model,
     verdict_logprobs,
 )
+from tests.grading.scripted_server.rubric import RUBRIC_SCHEMAS, ScriptedRubric
 from tests.grading.scripted_server.server import Traffic
 
 Fault = str  # "timeout", "500", "429", "garbage", "401", "404"
@@ -71,6 +72,9 @@ class ScriptedJudge(Traffic):
     logprobs: bool = True
     sampled: dict[str, list[bool]] = field(default_factory=dict)
     calls: Counter[str] = field(default_factory=Counter)
+    # Answers the RUBRIC prompts (self-ratings, answer checks, test-bank drafts), so the
+    # session's judge (the worker's) grades both kinds of campaign.
+    rubric: ScriptedRubric = field(default_factory=ScriptedRubric)
 
     def release_answers(self) -> None:
         """Let held answer requests (and later ones) through."""
@@ -79,6 +83,8 @@ class ScriptedJudge(Traffic):
             self.release(ANSWERS_GATE)
 
     def __call__(self, request: ChatRequest) -> Step:
+        if request.schema_name in RUBRIC_SCHEMAS:
+            return self.rubric(request)
         name = request.schema_name.removeprefix("r2c2_")
         explaining = name.endswith("_reason")
         verdict_field = name.removesuffix("_reason")

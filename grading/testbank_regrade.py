@@ -1,0 +1,81 @@
+"""What a change to a RUBRIC campaign's test bank sets going (DESIGN.md section 10).
+
+"Grading always uses the current bank; editing an item's text makes its earlier grades
+stale." Once runs are graded, an item that is added or edited is graded at once on the
+passages already graded for its query, and only that item: the other items' pairs keep
+their grades (`rubric_items_grade`). Then the campaign is scored again, so the
+leaderboards follow the bank. A retired item needs no judge: its grades stop counting,
+so scoring again is all it needs.
+
+Before any run is graded nothing is queued: grading a run grades every current item.
+The views call `testbank_changed` after the campaign app's audited write
+(campaign/testbank.py), which knows nothing of grading.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
+from grading.judge import Judge
+from grading.judgment_cache import GradingProgress
+from grading.rubric_services import RubricGradeReport, rubric_items_grade
+from scoring.tasks import enqueue_scoring
+from submissions.models import Run, RunQuerySet, RunStatus
+
+
+def _rubric_runs(campaign: Campaign) -> RunQuerySet:
+    return Run.objects.filter(track__campaign=campaign,
+                              track__kind__in=RUBRIC_TRACK_KINDS).current()
+
+
+def testbank_changed(*, campaign: Campaign, items: Sequence[TestBankItem]) -> str | None:
+    """Queue the grading of `items` (just added, edited or retired) once the current
+    transaction commits, if any of the campaign's runs is graded or being graded; the
+    task id, else None."""
+    if not items or not _rubric_runs(campaign).filter(
+            status__in=RunStatus.JUDGED | RunStatus.IN_GRADING).exists():
+        return None
+    # The tasks module imports this one; it is imported when first needed.
+    from grading import tasks
+
+    task_id = str(uuid.uuid4())
+    send = functools.partial(tasks.grade_testbank_items.apply_async,
+                             args=(campaign.pk, sorted(item.pk for item in items)),
+                             task_id=task_id)
+    transaction.on_commit(send)
+    return task_id
+
+
+@dataclass(frozen=True)
+class ItemsRegraded:
+    """What `testbank_items_regrade` did."""
+
+    report: RubricGradeReport
+    scoring_task: str | None  # None while runs are still being graded: the last scores
+
+
+def testbank_items_regrade(
+    *, campaign: Campaign, items: Collection[int], judge: Judge,
+    progress: GradingProgress | None = None,
+) -> ItemsRegraded:
+    """Grade `items` (ids) on what the graded runs rated for their queries, then queue
+    scoring, unless a run is still being graded (its grading ends the round and scores).
+
+    Raises `JudgeUnavailable` where judge calls failed; what succeeded is kept, and
+    grading the items again judges only the rest.
+    """
+    report = rubric_items_grade(campaign=campaign, items=items, judge=judge,
+                                progress=progress)
+    scoring_task = None
+    # As at the end of a run's grading: the last run of a round to be graded scores.
+    if (_rubric_runs(campaign).judged().exists()
+            and not Run.objects.filter(track__campaign=campaign).current()
+            .in_grading().exists()):
+        scoring_task = enqueue_scoring(campaign.pk)
+    return ItemsRegraded(report=report, scoring_task=scoring_task)
