@@ -9,7 +9,7 @@ from campaign import api as campaign_api
 from config.api_errors import json_not_found
 from config.health import healthz
 from grading import api as grading_api
-from grading import testbank_api
+from grading import testbank_api, verification_api
 from scoring import api as scoring_api
 from scoring import meta_api
 from submissions import api as submissions_api
@@ -58,6 +58,12 @@ api_v1 = [
          name="api-reference"),
     path("campaigns/<slug:slug>/meta-evaluation/", meta_api.MetaEvaluationView.as_view(),
          name="api-meta-evaluation"),
+    path("campaigns/<slug:slug>/verification/grid/", verification_api.GridView.as_view(),
+         name="api-verification-grid"),
+    path("campaigns/<slug:slug>/verification/answers/", verification_api.AnswersView.as_view(),
+         name="api-verification-answers"),
+    path("campaigns/<slug:slug>/verification/testbank-gaps/",
+         verification_api.TestBankGapsView.as_view(), name="api-verification-testbank-gaps"),
     path("runs/<int:run_id>/scores/", scoring_api.RunScoresView.as_view(), name="api-run-scores"),
     re_path(r"^.*$", json_not_found),
 ]

@@ -1,7 +1,7 @@
 """Organiser pages of RUBRIC campaigns (DESIGN.md section 10): the test bank (testbank)
 and the verification pages of a ranking or response track (verification), over the
-reads in `reads`; forms in `forms`. The views are named here, where frontend/urls.py
-finds them."""
+reads of grading.verification_selectors; forms in `forms`. The views are named here,
+where frontend/urls.py finds them."""
 
 from frontend.rubric.testbank import testbank, testbank_item, testbank_item_retire
 from frontend.rubric.verification import (

@@ -19,7 +19,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from campaign.models import Track
 from frontend.organiser import _organiser_campaign, _user
 from frontend.rubric.forms import GapsFilterForm, GradeEditForm, VerificationFilterForm
-from frontend.rubric.reads import (
+from grading.models import Judgment, JudgmentKind
+from grading.services import EditRefused, judgment_edit
+from grading.verification_selectors import (
     answers_by_grade,
     current_items,
     grid_rows,
@@ -27,8 +29,6 @@ from frontend.rubric.reads import (
     passage_view,
     rubric_queries,
 )
-from grading.models import Judgment, JudgmentKind
-from grading.services import EditRefused, judgment_edit
 from scoring.meta_selectors import reference_current
 
 GRID_PAGE_SIZE = 25

@@ -1,4 +1,8 @@
-"""What the verification pages of a ranking or response track show (DESIGN.md section 10).
+"""What the verification analyses of a ranking or response track read (DESIGN.md
+section 10): the grid, verify grading, a passage with its grades, and the manual-qrels
+lists (missing from the test bank, spurious items). The organiser pages
+(frontend/rubric/verification.py) and the JSON API (grading/verification_api.py) show
+the same reads.
 
 A track's pool for a query is what grading rates of its current accepted runs (the top
 `depth` of a ranking run, every segment of a response: `RankedPassage.graded`), so the
@@ -8,9 +12,9 @@ grade of (passage, item) (`grading.rubric_uses.fresh_grade_links`), or nothing w
 pair has not been graded on the item's current text (never graded, or the item edited
 since).
 
-Read-only; organisers only (the views check). The selectors of the grading app do
-the counting (`counted_grade`: an organiser's edit wins, an unparsed reply counts as
-UNPARSED_GRADE).
+Read-only; organisers only (the views check: the analyses show the secret test bank).
+The selectors of the grading app do the counting (`counted_grade`: an organiser's edit
+wins, an unparsed reply counts as UNPARSED_GRADE).
 """
 
 from __future__ import annotations
@@ -247,7 +251,7 @@ class TestBankGaps:
 
 
 def manual_qrels_gaps(*, track: Track, qrels: dict[str, dict[str, int]], relevant_level: int,
-                  qid: str | None = None) -> TestBankGaps:
+                      qid: str | None = None) -> TestBankGaps:
     """Compare the campaign's fresh grades with manual `qrels` (qid -> docid -> level),
     a passage counting as relevant at `relevant_level` or above and an item as
     answered at the track's `min_grade` or above; only query `qid` when given."""
