@@ -1,11 +1,15 @@
 """The plots of a leaderboard, each with its caption and its numbers as a table.
 
 Plots are rendered once per evaluation and plot, then served from the cache: an
-evaluation never changes.
+evaluation never changes. A plot that also shows the track's manual reference (the
+official leaderboard) is cached per evaluation and reference, since organisers may
+upload a new reference without the track being scored again.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +20,8 @@ from frontend import plots
 from frontend.results.tables import Table, data_table
 from scoring.leaderboard import Leaderboard
 from scoring.measures.catalogue import MEAN_OVER, Measure, label_of, measures_of
-from scoring.models import Evaluation, RunScore
+from scoring.measures.rubric import leaderboard_agreement
+from scoring.models import Evaluation, ManualReference, RunScore
 
 CACHE_PREFIX = "results-figure:v1"
 
@@ -39,6 +44,7 @@ class PlotSection:
     figures: list[FigureView]
     grid: bool = False
     groups: list[tuple[str, str]] = field(default_factory=list)
+    table: Table | None = None  # a summary beside the figures, shown before them
 
 
 def _per_question_of(evaluation_id: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -152,7 +158,126 @@ def _hsd_figure(board: Leaderboard, ident: str) -> FigureView:
     )
 
 
-def plot_sections(board: Leaderboard) -> list[PlotSection]:
+@dataclass(frozen=True)
+class Agreement:
+    """One measure of a Rubric leaderboard against the official leaderboard: the runs on
+    both and the two rankings' correlations (None when undefined: fewer than two such
+    runs, or one side scores them all the same)."""
+
+    measure: Measure
+    points: list[plots.AgreementPoint]
+    kendall_tau: float | None
+    spearman: float | None
+
+
+def agreements(board: Leaderboard, official: Mapping[str, float]) -> list[Agreement]:
+    """Each leaderboard measure of the board, the ranking measure first, against the
+    official scores (run -> score).
+
+    Over the board's own rows, not the latest snapshot's: the page shows whichever
+    snapshot its viewer may see (the public, the published one). With the same snapshot
+    the numbers are the meta-evaluation API's (`scoring.meta_selectors`): the same runs,
+    the same `leaderboard_agreement` (tau-b; rho with average ranks for ties).
+    """
+    styles = {row.run: index for index, row in enumerate(board.rows)}
+    found = []
+    for measure in sorted(measures_of(board.kind), key=lambda m: m.key != board.ranked_by):
+        points = [plots.AgreementPoint(row.run, official[row.run], value, styles[row.run])
+                  for row in board.rows if row.run in official
+                  and (value := row.score(measure.key)) is not None and math.isfinite(value)]
+        tau: float | None = None
+        rho: float | None = None
+        try:
+            agreement = leaderboard_agreement({p.run: p.rubric for p in points},
+                                              {p.run: p.official for p in points})
+            tau, rho = agreement.kendall_tau, agreement.spearman
+        except ValueError:  # fewer than two runs, or a side without a ranking: undefined
+            pass
+        found.append(Agreement(measure, points, tau, rho))
+    return found
+
+
+def official_text(score: float) -> str:
+    # As uploaded, not rounded to 4 places: an official score's scale is the organisers'
+    # (0.0003 and 1234.5 are both possible).
+    return format(score, ".10g")
+
+
+def _undefined_because(agreement: Agreement) -> str:
+    if agreement.kendall_tau is not None:
+        return ""
+    if len(agreement.points) < 2:
+        return " (fewer than two runs are on both leaderboards)"
+    return " (one of the two leaderboards gives all these runs the same score)"
+
+
+def _agreement_figure(agreement: Agreement, teams: Mapping[str, str],
+                      ident: str) -> FigureView:
+    label = agreement.measure.label
+    points = agreement.points
+    correlation = plots.correlation_text(agreement.kendall_tau, agreement.spearman)
+    by_official = sorted(points, key=lambda p: (-p.official, p.run))
+    return FigureView(
+        ident=ident,
+        svg=plots.render(plots.agreement_scatter, points, measure_label=label,
+                         kendall_tau=agreement.kendall_tau, spearman=agreement.spearman,
+                         ident=ident),
+        caption=(f"{label} of each run against its official score, {len(points)} run(s) on "
+                 f"both leaderboards: {correlation}{_undefined_because(agreement)}."),
+        data=data_table(f"{ident}-data", f"Official score and {label} of each run",
+                        ["Run", "Team", "Official score", label],
+                        [[p.run, teams.get(p.run, ""), official_text(p.official),
+                          plots.fmt(p.rubric)] for p in by_official],
+                        labels=2),
+    )
+
+
+def _agreement_section(board: Leaderboard, reference: ManualReference,
+                       official: Mapping[str, float], ident: str,
+                       section: str) -> PlotSection:
+    runs = {row.run for row in board.rows}
+    shared = runs & set(official)
+    intro = (f"The official leaderboard the organisers uploaded ({len(official)} run(s)) set "
+             f"against this one, as \"Pencils Down!\" (Farzi & Dietz, ICTIR 2024) does: "
+             "Kendall's tau-b and Spearman's rho (average ranks for ties) say how alike the "
+             "two rankings are, 1 for the same order, -1 for the reverse.")
+    if not shared:
+        return PlotSection(ident=section, heading="Agreement with the official leaderboard",
+                           intro=intro + " None of its runs is on this leaderboard, so "
+                                         "there is nothing to compare.", figures=[])
+    intro += (f" Each plot has one point per run on both ({len(shared)}): its official "
+              "score across, one measure of this leaderboard up.")
+    if len(runs) > len(shared):
+        intro += (f" {len(runs) - len(shared)} run(s) of this leaderboard are not on the "
+                  "official one and are left out.")
+    found = agreements(board, official)
+    teams = {row.run: row.team for row in board.rows}
+    # The reference's id and upload time: a new upload draws anew; the evaluation alone
+    # would serve the old reference's plots.
+    upload = f"{reference.pk}:{reference.uploaded_at.isoformat()}"
+
+    def build(agreement: Agreement) -> Callable[[], FigureView]:
+        # A measure's key holds '@', which would need escaping in the SVG's url(#...).
+        name = re.sub(r"[^A-Za-z0-9_-]", "-", agreement.measure.key)
+        return lambda: _agreement_figure(agreement, teams, f"{ident}-agreement-{name}")
+
+    return PlotSection(
+        ident=section, heading="Agreement with the official leaderboard", intro=intro,
+        grid=True,
+        figures=[cached_figure(board, f"agreement:{upload}:{a.measure.key}", build(a))
+                 for a in found],
+        table=data_table(f"{ident}-agreement-summary",
+                         "Rank correlation with the official leaderboard, per measure",
+                         ["Measure", "Runs on both", "Kendall's tau-b", "Spearman's rho"],
+                         [[a.measure.label, str(len(a.points)), plots.fmt(a.kendall_tau),
+                           plots.fmt(a.spearman)] for a in found]),
+    )
+
+
+def plot_sections(board: Leaderboard,
+                  reference: ManualReference | None = None) -> list[PlotSection]:
+    """The board's plot sections; with `reference`, the track's current manual reference,
+    also its agreement with the official leaderboard, if the reference has one."""
     ident, section = f"{board.track}-plot", f"{board.track}-plots"
     loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 
@@ -208,4 +333,7 @@ def plot_sections(board: Leaderboard) -> list[PlotSection]:
             intro=intro, groups=list(letters.items()),
             figures=[cached_figure(board, "hsd", lambda: _hsd_figure(board, f"{ident}-hsd"))],
         ))
+    if reference is not None and reference.leaderboard is not None and board.rows:
+        sections.append(_agreement_section(board, reference, reference.leaderboard, ident,
+                                           f"{section}-agreement"))
     return sections

@@ -22,6 +22,8 @@ from frontend.results.figures import PlotSection, plot_sections
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
 from scoring.leaderboard import Leaderboard
 from scoring.measures.catalogue import Measure, label_of, measures_of
+from scoring.meta_selectors import reference_current
+from scoring.models import ManualReference
 from scoring.selectors import leaderboards_visible
 
 
@@ -93,6 +95,15 @@ def _downloads(campaign: Campaign, board: Leaderboard, role: str | None) -> list
     return downloads
 
 
+def _reference(campaign: Campaign, board: Leaderboard) -> ManualReference | None:
+    """A ranking/response track's current manual reference. Its official leaderboard (and
+    its agreement with this one) may be shown wherever this leaderboard is; its manual
+    qrels and the kappa on them stay on the organisers' meta-evaluation API."""
+    if board.kind not in RUBRIC_TRACK_KINDS:
+        return None
+    return reference_current(track=campaign.tracks.get(slug=board.track))
+
+
 def _leaderboard_table(campaign: Campaign, board: Leaderboard,
                        measures: list[Measure]) -> Table:
     columns = [
@@ -146,7 +157,7 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
         edited_judgments=board.edited_judgments, needs_review=board.needs_review,
         questions=board.questions, measures=measures,
         table=_leaderboard_table(campaign, board, measures),
-        sections=plot_sections(board),
+        sections=plot_sections(board, _reference(campaign, board)),
         settings=_settings(board), downloads=_downloads(campaign, board, role),
     )
 

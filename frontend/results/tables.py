@@ -49,11 +49,13 @@ def number_cell(value: float | None) -> Cell:
     return Cell(text=plots.fmt(value), sort="" if value is None else repr(float(value)))
 
 
-def data_table(ident: str, caption: str, head: list[str], rows: list[list[str]]) -> Table:
-    """The numbers a figure shows, as a plain table (the first column heads each row)."""
-    columns = [Column(key=str(i), label=h, label_html=escape(h), numeric=i > 0)
+def data_table(ident: str, caption: str, head: list[str], rows: list[list[str]], *,
+               labels: int = 1) -> Table:
+    """The numbers a figure shows, as a plain table: the first column heads each row, the
+    first `labels` columns are text (a run, its team), the others numbers."""
+    columns = [Column(key=str(i), label=h, label_html=escape(h), numeric=i >= labels)
                for i, h in enumerate(head)]
     return Table(ident=ident, caption=caption, columns=columns, sortable=False, rows=[
-        [Cell(text=text, numeric=i > 0, row_header=i == 0) for i, text in enumerate(row)]
+        [Cell(text=text, numeric=i >= labels, row_header=i == 0) for i, text in enumerate(row)]
         for row in rows
     ])
