@@ -1,19 +1,68 @@
-"""A small RUBRIC campaign for the rubric grading tests, and the scripted RUBRIC judge
-(`ScriptedRubric`, tests/grading/scripted_server/rubric.py) that grades it."""
+"""Small RUBRIC campaigns for the rubric tests, and the scripted RUBRIC judge
+(`ScriptedRubric`, tests/grading/scripted_server/rubric.py) that grades them: a test
+bank on the toy campaign (`make_bank`), and tests/data/rubric loaded from its YAML as
+organisers load it (`movie_rubric`), with runs submitted through the API (`submit`) and
+graded by the `grade` command (`grade`)."""
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
+from typing import Any
 
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.test import override_settings
 from django.utils import timezone
 
-from campaign.models import TestBankItem, Track
+from campaign.models import Campaign, TestBankItem, Track
 from campaign.testbank import testbank_add
-from tests.factories import TrackFactory
+from submissions.models import Run
+from tests.factories import TrackFactory, UserFactory
+from tests.grading.scripted_server import ScriptedServer
 from tests.grading.scripted_server.rubric import GARBAGE, ScriptedRubric
+from tests.submissions.conftest import RUBRIC, rubric_run
 from tests.support import Personas
 
-__all__ = ["GARBAGE", "ScriptedRubric", "make_bank", "rubric_track"]
+__all__ = ["GARBAGE", "MODEL", "SLUG", "ScriptedRubric", "grade", "make_bank",
+           "movie_rubric", "rubric_track", "submit"]
+
+SLUG = "movie-rubric"  # tests/data/rubric/campaign.yaml
+MODEL = "scripted-judge"
+
+
+def movie_rubric() -> Personas:
+    """tests/data/rubric/campaign.yaml, loaded as organisers load it, its tracks open."""
+    call_command("load_campaign", str(RUBRIC / "campaign.yaml"), stdout=io.StringIO())
+    campaign = Campaign.objects.get(slug=SLUG)
+    Track.objects.filter(campaign=campaign).update(own_due=timezone.now() + timedelta(days=7))
+    return Personas(
+        campaign=campaign,
+        organiser=campaign.memberships.get(user__username="olga").user,
+        participant_a=campaign.memberships.get(user__username="alice").user,  # WASEDA
+        participant_b=campaign.memberships.get(user__username="bob").user,  # KYOTO
+        outsider=UserFactory.create(username="oscar"),
+    )
+
+
+def submit(personas: Personas, who: str, name: str, track: str,
+           content: bytes | None = None) -> Run:
+    """Upload a run through the API (tests/data/rubric/runs/NAME unless `content`)."""
+    response = personas.client(who).post(
+        f"/api/v1/campaigns/{SLUG}/runs/",
+        {"track": track, "name": name,
+         "file": SimpleUploadedFile(name, content or rubric_run(name))}, format="multipart")
+    assert response.status_code == 201, response.json()
+    return Run.objects.select_related("track__campaign").get(pk=response.json()["id"])
+
+
+def grade(server: ScriptedServer[Any], *options: str) -> str:
+    """`manage.py grade movie-rubric` with the scripted judge `server`; its output."""
+    stdout = io.StringIO()
+    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
+                           GRADER_TIMEOUT=30):
+        call_command("grade", SLUG, *options, stdout=stdout, stderr=io.StringIO())
+    return stdout.getvalue()
 
 def rubric_track(personas: Personas, *, answer_check: str = "none") -> Track:
     """A ranking track on the toy campaign (questions D001..D003)."""

@@ -15,19 +15,15 @@ import functools
 import hashlib
 import io
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
 from campaign import testbank
-from campaign.models import Campaign, TestBankItem, Track
+from campaign.models import TestBankItem, Track
 from grading import testbank_generation
 from grading.judge import JudgeUnavailable
 from grading.llm.schemas import RUBRIC_SCHEMA_NAME
@@ -44,19 +40,23 @@ from grading.services import (
 )
 from grading.tasks import grade_run, grade_testbank_items
 from submissions.models import Run, RunStatus
-from tests.factories import UserFactory
 from tests.grading.fixtures import make_judge
-from tests.grading.rubric_support import ScriptedRubric
+from tests.grading.rubric_support import (
+    MODEL,
+    SLUG,
+    ScriptedRubric,
+    grade,
+    movie_rubric,
+    submit,
+)
 from tests.grading.scripted_server import BAD_API_KEY, ScriptedServer, Status
-from tests.submissions.conftest import RUBRIC, rubric_run
+from tests.submissions.conftest import rubric_run
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
 
 Capture = Callable[..., Any]
-SLUG = "movie-rubric"
 JUDGMENTS = f"/api/v1/campaigns/{SLUG}/judgments/"
-MODEL = "scripted-judge"
 
 ALIEN = "Alien (1979) was directed by Ridley Scott."  # d1
 DIRECTOR, RELEASE = "Who directed Alien?", "When was Alien released?"
@@ -73,27 +73,7 @@ KYOTO_PAIRS = {("q1", "KYOTO-llm:q1:1", "q1/director"), ("q1", "KYOTO-llm:q1:1",
 
 @pytest.fixture
 def movie(db: None) -> Personas:
-    """tests/data/rubric/campaign.yaml, loaded as organisers load it, its tracks open."""
-    call_command("load_campaign", str(RUBRIC / "campaign.yaml"), stdout=io.StringIO())
-    campaign = Campaign.objects.get(slug=SLUG)
-    Track.objects.filter(campaign=campaign).update(own_due=timezone.now() + timedelta(days=7))
-    return Personas(
-        campaign=campaign,
-        organiser=campaign.memberships.get(user__username="olga").user,
-        participant_a=campaign.memberships.get(user__username="alice").user,  # WASEDA
-        participant_b=campaign.memberships.get(user__username="bob").user,  # KYOTO
-        outsider=UserFactory.create(username="oscar"),
-    )
-
-
-def submit(personas: Personas, who: str, name: str, track: str,
-           content: bytes | None = None) -> Run:
-    response = personas.client(who).post(
-        f"/api/v1/campaigns/{SLUG}/runs/",
-        {"track": track, "name": name,
-         "file": SimpleUploadedFile(name, content or rubric_run(name))}, format="multipart")
-    assert response.status_code == 201, response.json()
-    return Run.objects.select_related("track__campaign").get(pk=response.json()["id"])
+    return movie_rubric()
 
 
 @pytest.fixture
@@ -120,14 +100,6 @@ def unparsed(scripted: ScriptedRubric) -> None:
 def server(scripted: ScriptedRubric) -> Iterator[ScriptedServer[ScriptedRubric]]:
     with ScriptedServer(scripted) as running:
         yield running
-
-
-def grade(server: ScriptedServer[Any], *options: str) -> str:
-    stdout = io.StringIO()
-    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
-                           GRADER_TIMEOUT=30):
-        call_command("grade", SLUG, *options, stdout=stdout, stderr=io.StringIO())
-    return stdout.getvalue()
 
 
 def claimed(run: Run, token: str = "task-1") -> Run:
