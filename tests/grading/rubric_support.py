@@ -21,14 +21,20 @@ from submissions.models import Run
 from tests.factories import TrackFactory, UserFactory
 from tests.grading.scripted_server import ScriptedServer
 from tests.grading.scripted_server.rubric import GARBAGE, ScriptedRubric
-from tests.submissions.conftest import RUBRIC, rubric_run
-from tests.support import Personas
+from tests.support import REPO, Personas
 
-__all__ = ["GARBAGE", "MODEL", "SLUG", "ScriptedRubric", "grade", "make_bank",
-           "movie_rubric", "rubric_track", "submit"]
+__all__ = ["GARBAGE", "MODEL", "RUBRIC", "RUBRIC_RUNS", "SLUG", "ScriptedRubric", "grade",
+           "make_bank", "movie_rubric", "rubric_run", "rubric_track", "submit"]
 
+RUBRIC = REPO / "tests" / "data" / "rubric"
+RUBRIC_RUNS = RUBRIC / "runs"
 SLUG = "movie-rubric"  # tests/data/rubric/campaign.yaml
 MODEL = "scripted-judge"
+
+
+def rubric_run(name: str) -> bytes:
+    """A run file of the tiny RUBRIC campaign (tests/data/rubric/runs)."""
+    return (RUBRIC_RUNS / name).read_bytes()
 
 
 def movie_rubric() -> Personas:

@@ -47,10 +47,10 @@ from tests.grading.rubric_support import (
     ScriptedRubric,
     grade,
     movie_rubric,
+    rubric_run,
     submit,
 )
 from tests.grading.scripted_server import BAD_API_KEY, ScriptedServer, Status
-from tests.submissions.conftest import rubric_run
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -363,6 +363,15 @@ class TestTestBankChanges:
         return TestBankItem.objects.get(item_id=qid_item)
 
     @staticmethod
+    def reword(personas: Personas, item: TestBankItem) -> None:
+        """An organiser gives `item` a new text through the API."""
+        response = personas.client("organiser").patch(
+            f"/api/v1/testbank/{item.pk}/",
+            {"text": "In which year was Alien first released?", "note": "say 'first'"},
+            format="json")
+        assert response.status_code == 200, response.json()
+
+    @staticmethod
     def queued_items(callbacks: list[Callable[[], Any]]) -> list[Any]:
         """The (campaign id, item ids) of each grading task the changes would send."""
         return [callback.keywords["args"] for callback in callbacks
@@ -389,11 +398,7 @@ class TestTestBankChanges:
         kept = dict(PassageItemGrade.objects.exclude(item=release)
                     .values_list("pk", "judgment_id"))
         with django_capture_on_commit_callbacks(execute=False) as sent:
-            response = movie.client("organiser").patch(
-                f"/api/v1/testbank/{release.pk}/",
-                {"text": "In which year was Alien first released?", "note": "say 'first'"},
-                format="json")
-        assert response.status_code == 200, response.json()
+            self.reword(movie, release)
         assert self.queued_items(sent) == [(movie.campaign.pk, [release.pk])]
 
         summary = self.run_task(server, self.queued_items(sent)[0],
@@ -469,12 +474,8 @@ class TestTestBankChanges:
     ) -> None:
         release = self.item(RELEASE_ID)
         with django_capture_on_commit_callbacks(execute=False) as sent:
-            response = movie.client("organiser").patch(
-                f"/api/v1/testbank/{release.pk}/",
-                {"text": "In which year was Alien first released?", "note": "say 'first'"},
-                format="json")
+            self.reword(movie, release)
 
-        assert response.status_code == 200, response.json()
         # Grading the runs grades every current item: nothing to do before.
         assert self.queued_items(sent) == []
 

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from campaign.models import CorpusPassage, Question, Track
 from submissions.models import Run
 from submissions.selectors import CORPUS_TEXT_LOST, PassageToGrade, passages_to_grade
-from tests.submissions.conftest import rubric_run
+from tests.grading.rubric_support import rubric_run
 from tests.support import Personas, Upload, example
 
 pytestmark = pytest.mark.django_db

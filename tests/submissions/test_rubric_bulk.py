@@ -17,7 +17,7 @@ from campaign.models import Track, TrackKind
 from submissions.bulk import AMBIGUOUS_TRACK, BAD_ANY_RUN_NAME, EXPECTED_NAMES
 from submissions.models import RankedPassage, Run, RunStatus
 from tests.factories import TrackFactory
-from tests.submissions.conftest import RUBRIC_RUNS, rubric_run
+from tests.grading.rubric_support import RUBRIC_RUNS, rubric_run
 from tests.support import Personas, make_zip
 
 pytestmark = pytest.mark.django_db

@@ -36,7 +36,7 @@ from submissions.services import (
     TOO_MANY_RUNS,
     UNKNOWN_TEAM,
 )
-from tests.submissions.conftest import rubric_run
+from tests.grading.rubric_support import rubric_run
 from tests.support import Personas, Upload
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from submissions.models import RankedPassage, Run
-from tests.submissions.conftest import rubric_run
+from tests.grading.rubric_support import rubric_run
 from tests.support import Personas, Upload, signed_in
 
 pytestmark = pytest.mark.django_db
