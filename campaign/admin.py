@@ -1,8 +1,27 @@
+"""The Django admin, for superusers and for each campaign's organisers.
+
+A superuser sees and edits everything, by Django's own permissions. Anyone else sees
+only the campaigns they organise (an organiser Membership; the admin also needs the
+account's staff status), and what belongs to them: the organiser role is the permission,
+so there is no group to keep in step with the campaign files, and a staff account
+without an organiser role sees nothing. What an organiser may do is per model
+(`organiser_may`): view everything of their campaigns; edit the campaign, its tracks,
+questions and gold answers (settings the campaign file does not hold, such as
+`teams_see_own_scores`, are only edited here); add tracks and questions; delete a
+question or a gold answer (a question a reload keeps after the file dropped it goes
+here). Teams and memberships follow the campaign file, the corpus is loaded from it and
+the test bank changes through the API and the organiser pages, which audit each edit:
+all three are read-only here.
+"""
+
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from django.contrib import admin
+from django.db import models
+from django.db.models import QuerySet
+from django.forms import ModelChoiceField
 from django.http import HttpRequest
 
 from campaign.models import (
@@ -11,72 +30,232 @@ from campaign.models import (
     GoldAnswer,
     Membership,
     Question,
+    Role,
     Team,
     TestBankEdit,
     TestBankItem,
     Track,
 )
 
+_M = TypeVar("_M", bound=models.Model)
+_P = TypeVar("_P", bound=models.Model)
 
-class TrackInline(admin.TabularInline[Track, Campaign]):
+VIEW, ADD, CHANGE, DELETE = "view", "add", "change", "delete"
+#: The request attribute caching the campaigns its user organises.
+_ORGANISED = "_organised_campaign_ids"
+
+
+def organised_campaign_ids(request: HttpRequest) -> frozenset[int]:
+    """The ids of the campaigns the signed-in user organises (once per request)."""
+    cached: frozenset[int] | None = getattr(request, _ORGANISED, None)
+    if cached is None:
+        user = request.user
+        cached = frozenset(
+            Membership.objects.filter(user_id=user.pk, role=Role.ORGANISER)
+            .values_list("campaign_id", flat=True)
+        ) if user.is_authenticated else frozenset()
+        setattr(request, _ORGANISED, cached)
+    return cached
+
+
+def _is_superuser(request: HttpRequest) -> bool:
+    return bool(getattr(request.user, "is_superuser", False))
+
+
+def _organiser_may(request: HttpRequest, allowed: frozenset[str], action: str,
+                   campaign_id: int | None) -> bool:
+    """Whether an organiser may take `action` here: on a row of `campaign_id`, or, with
+    None, on some row of some campaign they organise (lists, the add form)."""
+    organised = organised_campaign_ids(request)
+    if action not in allowed or not organised:
+        return False
+    return campaign_id is None or campaign_id in organised
+
+
+def _own_campaigns_only(request: HttpRequest, formfield: Any) -> Any:
+    """An organiser picks a campaign, team or question of their own campaigns only; the
+    form then refuses any other id sent."""
+    if _is_superuser(request) or not isinstance(formfield, ModelChoiceField):
+        return formfield
+    organised = organised_campaign_ids(request)
+    queryset = formfield.queryset
+    if queryset is None:
+        return formfield
+    if queryset.model is Campaign:
+        formfield.queryset = queryset.filter(pk__in=organised)
+    elif queryset.model in (Team, Question, Track):
+        formfield.queryset = queryset.filter(campaign_id__in=organised)
+    return formfield
+
+
+class OrganiserScopedAdmin(admin.ModelAdmin[_M]):
+    """A model admin whose rows belong to a campaign, scoped to its organisers."""
+
+    #: The lookup from this model to its campaign's id, for the list's filter.
+    campaign_lookup: ClassVar[str] = "campaign_id"
+    organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
+
+    def campaign_id_of(self, obj: _M) -> int:
+        return int(obj.serializable_value("campaign"))  # the campaign_id column
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[_M]:
+        rows = super().get_queryset(request)
+        if _is_superuser(request):
+            return rows
+        return rows.filter(**{f"{self.campaign_lookup}__in": organised_campaign_ids(request)})
+
+    def _may(self, request: HttpRequest, action: str, obj: _M | None) -> bool:
+        return _organiser_may(request, self.organiser_may, action,
+                              None if obj is None else self.campaign_id_of(obj))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        if _is_superuser(request):
+            return super().has_module_permission(request)
+        return bool(organised_campaign_ids(request))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_view_permission(request, obj)
+        return self._may(request, VIEW, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        if _is_superuser(request):
+            return super().has_add_permission(request)
+        return self._may(request, ADD, None)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_change_permission(request, obj)
+        return self._may(request, CHANGE, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_delete_permission(request, obj)
+        return self._may(request, DELETE, obj)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest,
+                                 **kwargs: Any) -> Any:
+        return _own_campaigns_only(
+            request, super().formfield_for_foreignkey(db_field, request, **kwargs))
+
+
+class OrganiserScopedInline(admin.TabularInline[_M, _P]):
+    """An inline of a scoped admin: the parent row's campaign decides."""
+
+    organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
+
+    def parent_campaign_id(self, parent: _P) -> int:
+        return int(parent.serializable_value("campaign"))  # the campaign_id column
+
+    def _may(self, request: HttpRequest, action: str, parent: Any) -> bool:
+        return _organiser_may(request, self.organiser_may, action,
+                              None if parent is None else self.parent_campaign_id(parent))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_view_permission(request, obj)
+        return self._may(request, VIEW, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_add_permission(request, obj)
+        return self._may(request, ADD, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_change_permission(request, obj)
+        return self._may(request, CHANGE, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_delete_permission(request, obj)
+        return self._may(request, DELETE, obj)
+
+
+# The campaign list filter offers only the campaigns in the (scoped) list.
+CAMPAIGN_FILTER = ("campaign", admin.RelatedOnlyFieldListFilter)
+
+
+class TrackInline(OrganiserScopedInline[Track, Campaign]):
     model = Track
     extra = 0
+    organiser_may = frozenset({VIEW, CHANGE, ADD})
+
+    def parent_campaign_id(self, parent: Campaign) -> int:
+        return parent.pk
 
 
-class TeamInline(admin.TabularInline[Team, Campaign]):
+class TeamInline(OrganiserScopedInline[Team, Campaign]):
     model = Team
     extra = 0
 
+    def parent_campaign_id(self, parent: Campaign) -> int:
+        return parent.pk
+
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin[Campaign]):
+class CampaignAdmin(OrganiserScopedAdmin[Campaign]):
     list_display = ("slug", "title", "timezone", "topics_release", "pr_due", "ac_due",
                     "results_release")
     search_fields = ("slug", "title")
     inlines = [TrackInline, TeamInline]
+    campaign_lookup = "pk"
+    # A new campaign comes from a campaign file (which names its organisers).
+    organiser_may = frozenset({VIEW, CHANGE})
+
+    def campaign_id_of(self, obj: Campaign) -> int:
+        return obj.pk
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # The slug is in every URL and file name of the campaign.
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return fields if _is_superuser(request) else (*fields, "slug")
 
 
-class GoldAnswerInline(admin.TabularInline[GoldAnswer, Question]):
+class GoldAnswerInline(OrganiserScopedInline[GoldAnswer, Question]):
     model = GoldAnswer
     extra = 0
+    organiser_may = frozenset({VIEW, CHANGE, ADD, DELETE})
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin[Question]):
+class QuestionAdmin(OrganiserScopedAdmin[Question]):
     list_display = ("qid", "campaign", "category", "text")
-    list_filter = ("campaign", "category")
+    list_filter = (CAMPAIGN_FILTER, "category")
     search_fields = ("qid", "text")
     inlines = [GoldAnswerInline]
+    organiser_may = frozenset({VIEW, CHANGE, ADD, DELETE})
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin[Team]):
+class TeamAdmin(OrganiserScopedAdmin[Team]):
     list_display = ("name", "campaign")
-    list_filter = ("campaign",)
+    list_filter = (CAMPAIGN_FILTER,)
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin[Membership]):
+class MembershipAdmin(OrganiserScopedAdmin[Membership]):
     list_display = ("user", "campaign", "role", "team")
-    list_filter = ("campaign", "role")
+    list_filter = (CAMPAIGN_FILTER, "role")
     search_fields = ("user__username",)
 
 
 @admin.register(Track)
-class TrackAdmin(admin.ModelAdmin[Track]):
+class TrackAdmin(OrganiserScopedAdmin[Track]):
     list_display = ("slug", "campaign", "kind", "max_runs_per_team", "answer_check")
-    list_filter = ("campaign", "kind")
+    list_filter = (CAMPAIGN_FILTER, "kind")
+    organiser_may = frozenset({VIEW, CHANGE, ADD})
 
 
 @admin.register(CorpusPassage)
-class CorpusPassageAdmin(admin.ModelAdmin[CorpusPassage]):
+class CorpusPassageAdmin(OrganiserScopedAdmin[CorpusPassage]):
     list_display = ("docid", "campaign")
-    list_filter = ("campaign",)
+    list_filter = (CAMPAIGN_FILTER,)
     search_fields = ("=docid",)  # exact: a corpus may hold a million passages
     show_full_result_count = False
 
 
-class TestBankEditInline(admin.TabularInline[TestBankEdit, TestBankItem]):
+class TestBankEditInline(OrganiserScopedInline[TestBankEdit, TestBankItem]):
     model = TestBankEdit
     extra = 0
     can_delete = False
@@ -88,11 +267,11 @@ class TestBankEditInline(admin.TabularInline[TestBankEdit, TestBankItem]):
 
 
 @admin.register(TestBankItem)
-class TestBankItemAdmin(admin.ModelAdmin[TestBankItem]):
+class TestBankItemAdmin(OrganiserScopedAdmin[TestBankItem]):
     """Read-only: changes go through the API or the organiser page, which audit them."""
 
     list_display = ("item_id", "campaign", "question", "target", "status", "text")
-    list_filter = ("campaign", "target", "status")
+    list_filter = (CAMPAIGN_FILTER, "target", "status")
     search_fields = ("item_id", "text")
     inlines = [TestBankEditInline]
 

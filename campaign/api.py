@@ -6,11 +6,19 @@ change to the bank queues the grading of the items it changed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, permissions
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+    inline_serializer,
+)
+from rest_framework import exceptions, permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,12 +37,53 @@ from campaign.serializers import (
 )
 
 ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
+#: Django's words for a missing campaign (get_object_or_404), said too where a campaign's
+#: organiser-only data is asked for by anyone else: exactly as if it did not exist.
+CAMPAIGN_NOT_FOUND = "No Campaign matches the given query."
+
+#: The API's one error shape (config.api_errors), for the OpenAPI document. Inline: a
+#: serializer class may not declare a field named `errors`.
+API_ERROR = inline_serializer(name="ApiError", fields={
+    "detail": serializers.CharField(help_text="what went wrong, in words"),
+    "errors": serializers.ListField(
+        child=serializers.DictField(),
+        help_text="each problem as {field, message} (with line where a file is concerned)"),
+})
+#: What each error status means anywhere in the API; a view may say more of its own.
+ERROR_MEANINGS = {
+    400: "bad input: each problem named in errors",
+    401: "no token, or a token that is not valid",
+    403: "signed in, and the campaign is there to see, but this change is not yours to make",
+    404: "no such thing, or none that you may see (the two answer alike)",
+    406: "no such format here (?format= or Accept): the detail names those offered",
+    409: "refused in the present state; nothing changed",
+    413: "the request body is too large",
+    429: "too many requests: wait as long as Retry-After says",
+}
+
+
+def error_responses(*statuses: int,
+                    described: Mapping[int, str] | None = None) -> dict[int, OpenApiResponse]:
+    """The documented error responses of a view: each status with the API's error shape
+    and its meaning (`described` overrides a meaning with the view's own words)."""
+    words = {**ERROR_MEANINGS, **(described or {})}
+    return {status: OpenApiResponse(API_ERROR, description=words[status])
+            for status in sorted({*statuses, *(described or {})})}
 
 
 def organiser_campaign(request: Request, slug: str) -> Campaign:
-    """The campaign `slug`, for its organisers only (403 for everyone else)."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    """The campaign `slug`, for its organisers only.
+
+    To everyone else (DESIGN.md section 7): a read answers the 404 of a missing campaign,
+    since what the organisers' endpoints show is not for them to see; a write answers 403,
+    since the campaign itself is public (campaign_list) but not theirs to change.
+    """
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
     if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+        if request.method in permissions.SAFE_METHODS:
+            raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
         raise exceptions.PermissionDenied(ORGANISERS_ONLY.format(campaign=slug))
     return campaign
 
@@ -59,7 +108,8 @@ def _serializer_context(
 class CampaignListView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses=CampaignSerializer(many=True), summary="Visible campaigns")
+    @extend_schema(responses={200: CampaignSerializer(many=True), **error_responses(401)},
+                   summary="Visible campaigns")
     def get(self, request: Request) -> Response:
         campaigns = list(campaign_list())
         context = _serializer_context(campaigns, request.user)
@@ -69,28 +119,62 @@ class CampaignListView(APIView):
 class CampaignDetailView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses=CampaignSerializer, summary="One campaign")
+    @extend_schema(responses={200: CampaignSerializer, **error_responses(401, 404)},
+                   summary="One campaign")
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(campaign_list(), slug=slug)
         context = _serializer_context([campaign], request.user)
         return Response(CampaignSerializer(campaign, context=context).data)
 
 
+# The OpenAPI document's one shape of a question, for every role: OrganiserQuestionSerializer
+# for organisers, QuestionSerializer (no gold_answers) for everyone else. Not oneOf the
+# two: an organiser's question would match both, and oneOf wants exactly one.
+@extend_schema_serializer(component_name="Question")
+class QuestionShapesSerializer(QuestionSerializer):
+    """A question; its gold answers are sent to the campaign's organisers only."""
+
+    gold_answers = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="organisers only: the secret gold answers (absent for everyone else)")
+
+    class Meta(QuestionSerializer.Meta):
+        fields = [*QuestionSerializer.Meta.fields, "gold_answers"]
+
+
+#: One question of the list as each role gets it (drf-spectacular shows it in a list).
+QUESTION_EXAMPLES = [
+    OpenApiExample("participant or public", response_only=True,
+                   value={"qid": "D001", "text": "Who directed Alien?", "category": ""}),
+    OpenApiExample("organiser", response_only=True,
+                   value={"qid": "D001", "text": "Who directed Alien?", "category": "",
+                          "gold_answers": ["Ridley Scott"]}),
+]
+
+
 class QuestionListView(APIView):
     """Questions: organisers always; participants after topics_release; the public
-    after results_release. Gold answers go to organisers only."""
+    after results_release. Gold answers go to organisers only. Before their time the
+    questions answer 404, as what one may not see does (DESIGN.md section 7); the detail
+    says when, which the campaign's public timeline says anyway."""
 
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses=OrganiserQuestionSerializer(many=True), summary="Questions")
+    @extend_schema(
+        summary="Questions (organisers: with their gold answers)",
+        responses={
+            200: OpenApiResponse(QuestionShapesSerializer(many=True), examples=QUESTION_EXAMPLES,
+                                 description="gold_answers for organisers only"),
+            **error_responses(401, described={
+                404: "no such campaign, or its questions are not released to you yet "
+                     "(the detail says when)"}),
+        })
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         role = campaign_role(campaign=campaign, user=request.user)
         refusal = questions_refusal(campaign=campaign, role=role, now=timezone.now())
         if refusal is not None:
-            if not request.user.is_authenticated:
-                raise exceptions.NotAuthenticated(refusal)
-            raise exceptions.PermissionDenied(refusal)
+            raise exceptions.NotFound(refusal)
         is_organiser = role == Role.ORGANISER
         questions = question_list(campaign=campaign, with_gold=is_organiser)
         serializer_class = OrganiserQuestionSerializer if is_organiser else QuestionSerializer

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 from campaign.campaign_file.rubric_files import file_problem
 from campaign.models import Campaign, CorpusPassage
 from submissions.formats.common import Problem, excerpt
@@ -65,7 +67,8 @@ def corpus_load(
     problems: list[Problem] = []
     new = in_file = 0
     with path.open("rb") as binary:
-        passages = _numbered(iter_corpus(binary, problems), problems)
+        passages = _numbered(
+            iter_corpus(binary, problems, max_chars=settings.MAX_PASSAGE_CHARS), problems)
         while batch := tuple(itertools.islice(passages, batch_size or CORPUS_BATCH)):
             in_file += len(batch)
             fresh = _new_passages(campaign, batch, problems)

@@ -13,7 +13,8 @@ from campaign.models import (
     Track,
 )
 from campaign.selectors import phase_applies
-from campaign.testbank import MAX_ANSWERS, MAX_ITEM_CHARS, MAX_NOTE_CHARS
+from campaign.testbank import MAX_ANSWERS
+from campaign.text_fields import ANSWER, NOTE, CleanTextField
 from grading.llm.prompts import PromptTarget
 
 RUBRIC_ONLY = "ranking/response tracks only"
@@ -91,7 +92,8 @@ class OrganiserQuestionSerializer(QuestionSerializer):
 
 
 class TestBankEditSerializer(serializers.ModelSerializer[TestBankEdit]):
-    user = serializers.SlugRelatedField[Any](read_only=True, slug_field="username")
+    user = serializers.SlugRelatedField[Any](read_only=True, allow_null=True,
+                                                        slug_field="username")
 
     class Meta:
         model = TestBankEdit
@@ -101,7 +103,8 @@ class TestBankEditSerializer(serializers.ModelSerializer[TestBankEdit]):
 
 class TestBankItemSerializer(serializers.ModelSerializer[TestBankItem]):
     qid = serializers.CharField(source="question.qid", read_only=True)
-    created_by = serializers.SlugRelatedField[Any](read_only=True, slug_field="username")
+    created_by = serializers.SlugRelatedField[Any](read_only=True, allow_null=True,
+                                                   slug_field="username")
     answers = serializers.ListField(child=serializers.CharField())
 
     class Meta:
@@ -120,28 +123,26 @@ class TestBankItemDetailSerializer(TestBankItemSerializer):
         fields = [*TestBankItemSerializer.Meta.fields, "history"]
 
 
-# Input forms: lengths are checked by the service (one message for API and pages), but a
-# body of megabytes is cut short here, with the same limits.
+# Input forms: the service checks the same rules (one message for API and pages, and for
+# the campaign file), but a bad value is refused here first, naming its field, and a body
+# of megabytes is cut short (campaign/text_fields.py; caps from the settings).
 _answers = serializers.ListField(
-    child=serializers.CharField(trim_whitespace=False, allow_blank=True,
-                                max_length=MAX_ITEM_CHARS),
+    child=CleanTextField(trim_whitespace=False, allow_blank=True, cap=ANSWER),
     max_length=MAX_ANSWERS, required=False)
 
 
 class TestBankAddSerializer(serializers.Serializer[Any]):
-    qid = serializers.CharField(max_length=64)
+    qid = CleanTextField(max_length=64, line_breaks=False)
     target = serializers.ChoiceField(choices=[t.value for t in PromptTarget])
-    text = serializers.CharField(trim_whitespace=False, max_length=MAX_ITEM_CHARS)
+    text = CleanTextField(trim_whitespace=False, cap=ANSWER)
     answers = _answers
-    note = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
-                                 max_length=MAX_NOTE_CHARS)
+    note = CleanTextField(required=False, allow_blank=True, trim_whitespace=False, cap=NOTE)
 
 
 class TestBankEditFormSerializer(serializers.Serializer[Any]):
-    text = serializers.CharField(required=False, trim_whitespace=False,
-                                 max_length=MAX_ITEM_CHARS)
+    text = CleanTextField(required=False, trim_whitespace=False, cap=ANSWER)
     answers = _answers
     status = serializers.ChoiceField(choices=["draft", "active"], required=False,
                                      help_text="activate a reviewed draft (retire: DELETE)")
-    note = serializers.CharField(trim_whitespace=False, max_length=MAX_NOTE_CHARS,
-                                 help_text="why: required, kept in the item's history")
+    note = CleanTextField(trim_whitespace=False, cap=NOTE,
+                          help_text="why: required, kept in the item's history")

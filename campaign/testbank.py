@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -37,9 +38,10 @@ from submissions.formats.control_characters import value_control_problem
 from submissions.formats.test_bank import QueryBank, default_item_id
 
 #: DESIGN.md section 4's limits: "an answer or a nugget at most 4,000, ... an edit note
-#: at most 2,000" characters; an exam question is held to the nugget's.
-MAX_ITEM_CHARS = 4_000
-MAX_NOTE_CHARS = 2_000
+#: at most 2,000" characters; an exam question is held to the nugget's. Settings
+#: (`MAX_ANSWER_CHARS`, `MAX_NOTE_CHARS`), the one source of every cap of a text.
+MAX_ITEM_CHARS: int = settings.MAX_ANSWER_CHARS
+MAX_NOTE_CHARS: int = settings.MAX_NOTE_CHARS
 MAX_ANSWERS = 20
 
 # --- messages (tests match them exactly) -------------------------------------------------

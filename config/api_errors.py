@@ -3,6 +3,8 @@
 DRF answers bad input with several shapes (a dict of field lists, a list, a bare
 `detail`); clients of a campaign API should not have to know which. Each item of
 `errors` is `{"field": ..., "message": ...}` (plus `line` where a file is concerned).
+What never reaches DRF (Django's own refusals, unknown paths, 500s) is put in the same
+shape by config.middleware.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,20 +35,31 @@ def flatten_errors(data: Any, field: str = "") -> list[dict[str, Any]]:
     return [{"field": field, "message": str(data)}]
 
 
+def error_body(detail: str) -> dict[str, Any]:
+    """The shape of an error that concerns the whole request rather than one field."""
+    return {"detail": detail, "errors": [{"field": "", "message": detail}]}
+
+
+def error_shape(data: Any, *, invalid_input: bool = False) -> dict[str, Any]:
+    """DRF's error data (`invalid_input`: of a ValidationError) in the API's shape."""
+    if isinstance(data, dict) and set(data) >= {"detail", "errors"}:
+        return data  # already in our shape (raised by our own views)
+    errors = flatten_errors(data)
+    if invalid_input:
+        detail = VALIDATION_FAILED if len(errors) != 1 else errors[0]["message"]
+    elif isinstance(data, dict) and "detail" in data:
+        detail = str(data["detail"])
+    else:
+        detail = "; ".join(item["message"] for item in errors)
+    return {"detail": detail, "errors": errors}
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response = exception_handler(exc, context)
     if response is None:
         return None  # not an API error: a real bug, let Django report it
-    if isinstance(response.data, dict) and set(response.data) >= {"detail", "errors"}:
-        return response  # already in our shape (raised by our own views)
-    errors = flatten_errors(response.data)
-    if isinstance(exc, exceptions.ValidationError):
-        detail = VALIDATION_FAILED if len(errors) != 1 else errors[0]["message"]
-    elif isinstance(response.data, dict) and "detail" in response.data:
-        detail = str(response.data["detail"])
-    else:
-        detail = "; ".join(item["message"] for item in errors)
-    response.data = {"detail": detail, "errors": errors}
+    response.data = error_shape(
+        response.data, invalid_input=isinstance(exc, exceptions.ValidationError))
     return response
 
 
@@ -57,6 +71,9 @@ def authenticated_user(request: Request) -> User:
     return user
 
 
+# Exempt: an unknown path changes nothing, and its answer is a 404 whoever asks; under
+# Django's CSRF check a POST here from a signed-in browser got an HTML 403 instead.
+@csrf_exempt
 def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """404 for unknown /api/ paths, in the API's shape rather than an HTML page."""
     return JsonResponse(

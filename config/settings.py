@@ -16,6 +16,7 @@ from typing import Any
 
 import dj_database_url
 import django_stubs_ext
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -39,8 +40,42 @@ def _embedded_secret_key() -> str:
     return key_file.read_text(encoding="utf-8").strip()
 
 
-SECRET_KEY = env_str("SECRET_KEY") or _embedded_secret_key()
 DEBUG = env_bool("DEBUG", False)
+
+# A key someone gives (SECRET_KEY or SECRET_KEY_FILE) signs the sessions and password
+# resets of a real site: a placeholder or a short one is refused at start, outside DEBUG,
+# by Django's own measure (check --deploy's security.W009: 50 characters, 5 different,
+# not Django's "django-insecure-" prefix). Unset, the embedded key above is used.
+WEAK_SECRET_KEY = (
+    "SECRET_KEY is {why}: give a random key of at least {length} characters, e.g. from "
+    "python -c \"import secrets; print(secrets.token_urlsafe(50))\" (or SECRET_KEY_FILE "
+    "naming a file that holds it), or leave it unset for the embedded setup's own key"
+)
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_CHARACTERS = 5
+# Words of the placeholders in deploy/.env.example and in Django's own templates.
+SECRET_KEY_PLACEHOLDERS = ("change-me", "changeme", "change_me", "django-insecure-")
+
+
+def _secret_key_weakness(key: str) -> str | None:
+    """Why `key` cannot sign a real site's sessions, or None."""
+    if any(word in key.lower() for word in SECRET_KEY_PLACEHOLDERS):
+        return "a placeholder"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"{len(key)} characters long"
+    if len(set(key)) < SECRET_KEY_MIN_CHARACTERS:
+        return f"made of {len(set(key))} different characters"
+    return None
+
+
+SECRET_KEY = env_str("SECRET_KEY")
+if SECRET_KEY:
+    _weakness = None if DEBUG else _secret_key_weakness(SECRET_KEY)
+    if _weakness:
+        raise ImproperlyConfigured(
+            WEAK_SECRET_KEY.format(why=_weakness, length=SECRET_KEY_MIN_LENGTH))
+else:
+    SECRET_KEY = _embedded_secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -64,6 +99,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it puts every error under /api/ in the API's JSON shape, whatever raised it.
+    "config.middleware.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -163,19 +200,69 @@ RUN_MAX_BYTES = env_int("RUN_MAX_BYTES", 50 * 1024 * 1024)
 # A zip of runs (bulk upload): at most this many members and bytes once unpacked.
 RUN_ZIP_MAX_MEMBERS = env_int("RUN_ZIP_MAX_MEMBERS", 64)
 RUN_ZIP_MAX_UNPACKED_BYTES = env_int("RUN_ZIP_MAX_UNPACKED_BYTES", 512 * 1024 * 1024)
+# Caps on text, in characters (DESIGN.md section 4; the defaults are those of
+# submissions/formats/limits.py): a passage of a run or the corpus; an answer, a nugget or
+# a test-bank item; a run description, an edit note or reason. A run line over a cap is a
+# line-level error of the upload, an API or form field over one a 400 naming the field.
+MAX_PASSAGE_CHARS = env_int("MAX_PASSAGE_CHARS", 20_000)
+MAX_ANSWER_CHARS = env_int("MAX_ANSWER_CHARS", 4_000)
+MAX_NOTE_CHARS = env_int("MAX_NOTE_CHARS", 2_000)
 # Django refuses request bodies above this before any view runs; leave room for the form.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
+# --- throttles and their cache --------------------------------------------
+# Failed sign-ins (API token and web form) per user name and per client address, and run
+# uploads per team (config/throttles.py). A rate is N/second, N/minute, N/hour or N/day;
+# "off" turns a throttle off. Failures only count towards the sign-in rates.
+_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    # Checked here, at start: DRF would only find a bad rate on the first request.
+    raw = env_str(name, default).strip().lower()
+    if raw == "off":
+        return None
+    count, _, period = raw.partition("/")
+    if not (count.isdigit() and period in _RATE_PERIODS):
+        raise ValueError(f"{name}={raw!r}: expected a rate such as 10/hour, or off")
+    return raw
+
+
+THROTTLE_RATES = {
+    "sign_in_username": _throttle_rate("THROTTLE_SIGN_IN_USERNAME_RATE", "10/hour"),
+    "sign_in_ip": _throttle_rate("THROTTLE_SIGN_IN_IP_RATE", "50/hour"),
+    "uploads_team": _throttle_rate("THROTTLE_UPLOADS_TEAM_RATE", "120/hour"),
+}
+# Proxies in front of the service that append the client's address to X-Forwarded-For;
+# per-address throttles take the address that many hops from the right, and with 0 the
+# connection's own (a client can write anything into the header it sends).
+THROTTLE_NUM_PROXIES = env_int("THROTTLE_NUM_PROXIES",
+                               1 if env_bool("BEHIND_HTTPS_PROXY", False) else 0)
+# The counts live in the default cache. Redis (CACHE_URL) shares them between all web
+# processes; the embedded default, local memory, counts in each process on its own.
+CACHE_URL = env_str("CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL else
+    {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evalservice"},
+}
+
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # `Authorization: Token <key>` or `Authorization: Bearer <key>`
+        "config.authentication.TokenOrBearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    # ?format= wins over the Accept header (?format=csv with Accept: application/json).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.FormatParameterFirst",
+    # Scoped throttles only, set on the views they guard (config/throttles.py).
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    "NUM_PROXIES": THROTTLE_NUM_PROXIES,
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -197,6 +284,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Choice sets that share a field name ("kind", "status") get names of their own, not
+    # hashed ones (drf-spectacular W001; `check --deploy` fails on it).
+    "ENUM_NAME_OVERRIDES": {
+        "JudgmentKindEnum": "grading.models.JudgmentKind",
+        "BankItemStatusEnum": "campaign.models.BankItemStatus",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------
@@ -254,11 +347,29 @@ GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)
 GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
 
 # --- security behind a proxy (production) -----------------------------------
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY", False) else None
-)
-SESSION_COOKIE_SECURE = env_bool("BEHIND_HTTPS_PROXY", False)
-CSRF_COOKIE_SECURE = env_bool("BEHIND_HTTPS_PROXY", False)
+# BEHIND_HTTPS_PROXY: people reach the site over HTTPS through a proxy (deploy/.env.example),
+# so cookies are sent over HTTPS only, browsers are told to use nothing else (HSTS) and a
+# plain-HTTP request is redirected. Whether a request came over HTTPS is the web server's
+# answer (wsgi.url_scheme), not a header's: gunicorn believes the proxy's
+# X-Forwarded-Proto only from GUNICORN_FORWARDED_ALLOW_IPS (deploy/gunicorn.conf.py) and
+# passes the raw header on from anyone, so SECURE_PROXY_SSL_HEADER, which reads the raw
+# header, would let any client that reaches the port claim HTTPS.
+BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", BEHIND_HTTPS_PROXY)
+# Probes (compose's healthcheck, a load balancer's) call /healthz over plain HTTP inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# A year, as HSTS preload lists ask; start lower on a new domain (HSTS cannot be undone
+# for browsers that saw it until it expires).
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if BEHIND_HTTPS_PROXY else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", BEHIND_HTTPS_PROXY)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", BEHIND_HTTPS_PROXY)
+SESSION_COOKIE_SECURE = BEHIND_HTTPS_PROXY
+CSRF_COOKIE_SECURE = BEHIND_HTTPS_PROXY
+
+# /healthz's deep checks (broker, storage, ?worker=1) for a monitor that sends it in the
+# X-Health-Token header; organisers and staff get them signed in. Unset: no token works.
+HEALTH_TOKEN = env_str("HEALTH_TOKEN")
 
 LOGGING = {
     "version": 1,

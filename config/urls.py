@@ -3,10 +3,10 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import ObtainAuthToken
 
 from campaign import api as campaign_api
 from config.api_errors import json_not_found
+from config.auth_token import ThrottledObtainAuthToken
 from config.health import healthz
 from grading import api as grading_api
 from grading import testbank_api, verification_api
@@ -15,7 +15,7 @@ from scoring import meta_api
 from submissions import api as submissions_api
 
 api_v1 = [
-    path("auth/token/", ObtainAuthToken.as_view(), name="api-token"),
+    path("auth/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("campaigns/", campaign_api.CampaignListView.as_view(), name="api-campaigns"),
     path("campaigns/<slug:slug>/", campaign_api.CampaignDetailView.as_view(),
          name="api-campaign"),

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import os
 
+FORWARDED_FROM_ANYONE = (
+    "GUNICORN_FORWARDED_ALLOW_IPS=*: any client that reaches this port could then say its "
+    "request came over HTTPS (X-Forwarded-Proto); name the HTTPS proxy's addresses or "
+    "networks instead, e.g. 172.30.0.1 (deploy/docker-compose.yml) or 10.0.0.0/24"
+)
+
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 # Uploads of 50 MB runs over slow links need more than the 30 s default.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-")
 errorlog = "-"
-forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
+# Only these peers may set X-Forwarded-Proto: gunicorn then serves the request as https
+# (wsgi.url_scheme), which is what Django believes (config/settings.py, BEHIND_HTTPS_PROXY).
+forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+if "*" in (peer.strip() for peer in forwarded_allow_ips.split(",")):
+    raise SystemExit(FORWARDED_FROM_ANYONE)

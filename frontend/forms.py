@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 
 from campaign.models import Campaign, TrackKind
+from campaign.text_fields import NOTE, CleanTextFormField
 from grading.models import Judgment
 
 #: The run names of each kind of track, as the upload form explains them.
@@ -19,13 +20,13 @@ LABEL_HELP = "a label is letters, digits and '_', at most 32"
 
 class RunUploadForm(forms.Form):
     track = forms.ChoiceField(label="Track")
-    name = forms.CharField(
-        label="Run name", max_length=100,
+    name = CleanTextFormField(
+        label="Run name", max_length=100, line_breaks=False, what="run name",
         help_text="[Team]-PG-[n] or [Team]-PO-[n] for PR runs, [Team]-AC-[n] for AC runs",
     )
     file = forms.FileField(label="Run file", help_text="UTF-8 text in the official format")
-    description = forms.CharField(
-        label="Description (optional)", required=False,
+    description = CleanTextFormField(
+        label="Description (optional)", required=False, cap=NOTE, what="description",
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="How the run was made: retriever, model, prompts",
     )
@@ -57,10 +58,10 @@ class JudgmentEditForm(forms.Form):
     relevant = forms.TypedMultipleChoiceField(
         label="Relevant nuggets (helped to deduce a correct answer)", required=False,
         coerce=int, widget=forms.CheckboxSelectMultiple)
-    reason = forms.CharField(label="Reason (shown with the label)", required=False,
-                             widget=forms.Textarea(attrs={"rows": 2}))
-    note = forms.CharField(label="Note for the audit trail (why the label changes)",
-                           widget=forms.Textarea(attrs={"rows": 2}))
+    reason = CleanTextFormField(label="Reason (shown with the label)", required=False,
+                                cap=NOTE, what="reason", widget=forms.Textarea(attrs={"rows": 2}))
+    note = CleanTextFormField(label="Note for the audit trail (why the label changes)",
+                              cap=NOTE, what="note", widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, judgment: Judgment, **kwargs: Any) -> None:
         label = judgment.label or {}

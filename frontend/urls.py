@@ -3,11 +3,11 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, results, rubric, validation, views
+from frontend import organiser, results, rubric, sign_in, validation, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", sign_in.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/<slug:slug>/", views.campaign_home, name="campaign-home"),
     path("campaigns/<slug:slug>/runs/", views.campaign_runs, name="campaign-runs"),

@@ -5,17 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from django_filters.utils import translate_validation
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import permissions, status
+from rest_framework import exceptions, permissions, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from campaign.api import organiser_campaign
+from campaign.api import error_responses, organiser_campaign
+from campaign.models import Role
+from campaign.selectors import campaign_role
+from campaign.serializers import TestBankEditFormSerializer
 from config.api_errors import authenticated_user
 from config.query_params import query_flag
 from grading.filters import JudgmentFilter
@@ -27,6 +31,7 @@ from grading.selectors import (
     judge_agreement,
     judgment_items,
     marked_run,
+    marked_run_for_user,
 )
 from grading.serializers import (
     JudgmentDetailSerializer,
@@ -45,12 +50,24 @@ from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 
+# The same words whether the thing is missing or hidden, and no id in them (DESIGN.md
+# section 7: what one may not see answers exactly as if it did not exist).
+JUDGMENT_NOT_FOUND = "No such judgment."
+MARKED_RUN_NOT_FOUND = (
+    "No marked run here that you may see: there is one of an AC run once it has "
+    "judgments, for the organisers, and for its own team once its track's leaderboard "
+    "is published.")
+
 
 class GradingView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(summary=("Grading progress: judgments done/total per AC run, (passage, "
-                            "item) pairs graded/total per ranking or response run"))
+                            "item) pairs graded/total per ranking or response run"),
+                   responses={200: OpenApiResponse(description=(
+                       "runs (each one's progress), done, total, needs_review, and the "
+                       "agreement of the second judge per kind")),
+                              **error_responses(401, 404)})
     def get(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         progress = grading_progress(campaign=campaign)
@@ -67,7 +84,10 @@ class GradingView(APIView):
 
     @extend_schema(request=None, summary=("Grade every pending AC, ranking and response run "
                                           "(queued for the workers)"),
-                   parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")])
+                   parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")],
+                   responses={202: OpenApiResponse(description=(
+                       "detail, runs (the names queued) and tasks (their task ids)")),
+                              **error_responses(400, 401, 403, 404)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         run_ids = campaign_grading_queue(
@@ -116,7 +136,7 @@ class JudgmentListView(APIView):
         OpenApiParameter("page_size", int, description=(
             f"items per page (default: the API_PAGE_SIZE setting; at most "
             f"{JudgmentPagination.max_page_size})")),
-    ], responses=JudgmentPageSerializer)
+    ], responses={200: JudgmentPageSerializer, **error_responses(400, 401, 404)})
     def get(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         selection = JudgmentFilter(request.query_params, campaign=campaign)
@@ -130,9 +150,38 @@ class JudgmentListView(APIView):
 
 
 def _organisers_judgment(request: Request, judgment_id: int) -> Judgment:
-    judgment = get_object_or_404(Judgment.objects.select_related("campaign"), pk=judgment_id)
-    organiser_campaign(request, judgment.campaign.slug)
+    """The judgment, for its campaign's organisers; for everyone else, reading or writing,
+    the 404 of a missing one: no one else sees a judgment, so none is theirs to change."""
+    judgment = Judgment.objects.select_related("campaign").filter(pk=judgment_id).first()
+    if judgment is None or campaign_role(campaign=judgment.campaign,
+                                         user=request.user) != Role.ORGANISER:
+        raise exceptions.NotFound(JUDGMENT_NOT_FOUND)
     return judgment
+
+
+class JudgmentEditBodyExtension(OpenApiSerializerExtension):
+    """The PATCH body of a judgment as the view reads it: whole, so `note` is required.
+
+    drf-spectacular takes every PATCH body for a partial update (as DRF's UpdateModelMixin
+    makes one) and marks nothing required; JudgmentDetailView validates the body whole,
+    and so does the test bank's PATCH (TestBankItemBodyExtension).
+    """
+
+    target_class: Any = JudgmentEditSerializer
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer(self.target, direction,
+                                                             bypass_extensions=True)
+        schema["required"] = [name for name, field in self.target.fields.items()
+                              if field.required]
+        return schema
+
+
+class TestBankItemBodyExtension(JudgmentEditBodyExtension):
+    """The PATCH body of a test-bank item (grading/testbank_api.py): whole, `note` required."""
+
+    __test__ = False  # a schema extension, not a pytest class
+    target_class = TestBankEditFormSerializer
 
 
 def _refused(refused: EditRefused) -> Response:
@@ -144,12 +193,15 @@ def _refused(refused: EditRefused) -> Response:
 class JudgmentDetailView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(summary="A judgment with its audit trail", responses=JudgmentDetailSerializer)
+    @extend_schema(summary="A judgment with its audit trail",
+                   responses={200: JudgmentDetailSerializer, **error_responses(401, 404)})
     def get(self, request: Request, judgment_id: int) -> Response:
         judgment = _organisers_judgment(request, judgment_id)
         return Response(_judgment_detail(judgment))
 
-    @extend_schema(request=JudgmentEditSerializer, responses=JudgmentDetailSerializer,
+    @extend_schema(request=JudgmentEditSerializer,
+                   responses={200: JudgmentDetailSerializer,
+                              **error_responses(400, 401, 404, 413)},
                    summary="Post-edit a judgment's label")
     def patch(self, request: Request, judgment_id: int) -> Response:
         judgment = _organisers_judgment(request, judgment_id)
@@ -172,8 +224,8 @@ class JudgmentConfirmView(APIView):
 
     @extend_schema(
         request=None, summary="Confirm a judgment's label: reviewed, the judge was right",
-        responses={200: JudgmentDetailSerializer, 400: OpenApiResponse(
-            description="the judgment has no label to confirm (needs review)")})
+        responses={200: JudgmentDetailSerializer, **error_responses(401, 404, described={
+            400: "the judgment has no label to confirm (needs review)"})})
     def post(self, request: Request, judgment_id: int) -> Response:
         judgment = _organisers_judgment(request, judgment_id)
         try:
@@ -212,10 +264,14 @@ def _judgment_detail(judgment: Judgment) -> dict[str, Any]:
 class MarkedRunView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "text/plain"): bytes}, summary="The marked AC run")
+    @extend_schema(responses={(200, "text/plain"): bytes, **error_responses(401, described={
+        404: "no such AC run with judgments, or not yours to see: organisers see every "
+             "one, a team its own once the track's leaderboard is published"})},
+                   summary="The marked AC run (DESIGN.md section 4)")
     def get(self, request: Request, run_id: int) -> HttpResponse:
-        run = get_object_or_404(Run.objects.select_related("track__campaign"), pk=run_id)
-        organiser_campaign(request, run.track.campaign.slug)
+        run = marked_run_for_user(run_id=run_id, user=request.user)
+        if run is None:
+            raise exceptions.NotFound(MARKED_RUN_NOT_FOUND)
         response = HttpResponse(content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{run.name}.marked"'
         write_marked_ac_run([block.marked for block in marked_run(run=run)], response)

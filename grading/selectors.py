@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import (
     Case,
     CharField,
@@ -21,7 +22,8 @@ from django.db.models import (
     When,
 )
 
-from campaign.models import Campaign, TrackKind
+from campaign.models import Campaign, Role, TrackKind
+from campaign.selectors import campaign_membership, campaign_role
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.models import (
     AnswerEvaluation,
@@ -102,6 +104,35 @@ def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswer
             correct=correct, complete=complete,
         ))
     return blocks
+
+
+def marked_run_for_user(
+    *, run_id: int, user: AbstractBaseUser | AnonymousUser
+) -> Run | None:
+    """The AC run whose marked version `user` may download, or None (DESIGN.md section 8).
+
+    There is a marked run only of an AC run with at least one official judgment; it is the
+    organisers', and its own team's once a leaderboard of its track has been published.
+    None covers "no such run" and "not yours to see" alike: the caller answers one 404.
+    """
+    run = (Run.objects.filter(pk=run_id, track__kind=TrackKind.AC)
+           .select_related("track__campaign").first())
+    if run is None:
+        return None
+    judged = (NuggetEntailment.objects.filter(nugget__run=run, slot=JudgeSlot.OFFICIAL).exists()
+              or AnswerEvaluation.objects.filter(answer__run=run,
+                                                 slot=JudgeSlot.OFFICIAL).exists())
+    if not judged:
+        return None
+    campaign = run.track.campaign
+    if campaign_role(campaign=campaign, user=user) == Role.ORGANISER:
+        return run
+    membership = campaign_membership(campaign=campaign, user=user)
+    if membership is None or membership.team_id != run.team_id:
+        return None
+    # Scoring's snapshots, reached through the track: scoring reads grading, not back.
+    published = run.track.evaluations.filter(published_at__isnull=False).exists()
+    return run if published else None
 
 
 @dataclass(frozen=True, kw_only=True)

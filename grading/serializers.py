@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from campaign.text_fields import ANSWER, NOTE, CleanTextField
 from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import RUBRIC_GRADES
@@ -160,12 +161,12 @@ class JudgmentEditSerializer(serializers.Serializer[dict[str, Any]]):
     grade = serializers.IntegerField(required=False, min_value=min(RUBRIC_GRADES),
                                      max_value=max(RUBRIC_GRADES),
                                      help_text="rubric: the grade, 0..5")
-    answer = serializers.CharField(required=False, allow_blank=True, max_length=4000,
-                                   help_text="rubric: the extracted answer (optional)")
+    answer = CleanTextField(required=False, allow_blank=True, cap=ANSWER,
+                            help_text="rubric: the extracted answer (optional)")
     correct = serializers.BooleanField(required=False)
     relevant = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
-    note = serializers.CharField(help_text="why the label changes (kept in the audit trail)")
+    reason = CleanTextField(required=False, allow_blank=True, default="", cap=NOTE)
+    note = CleanTextField(cap=NOTE, help_text="why the label changes (kept in the audit trail)")
 
 
 class TestBankGenerateSerializer(serializers.Serializer[dict[str, Any]]):

@@ -400,6 +400,36 @@ def run_grading_finish(
     )
 
 
+GOLD_ANSWERS_MISSING = (
+    "track {track} checks answers against the gold answers (answer_check: {check}), but "
+    "no gold answer is loaded for {qids}: give them one (in the campaign file's "
+    "gold_answers, loaded again, or in the admin) and grade the run again"
+)
+
+
+class GoldAnswersMissing(JudgeUnavailable):
+    """A gold-check run answers questions that have no gold answer: nothing to compare
+    with, so no judge call is made; permanent until the campaign file gives them one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, permanent=True)
+
+
+def _questions_without_gold(run: Run) -> list[str]:
+    """The qIDs the run answers that have no gold answer, where its track checks answers
+    against them (empty otherwise). Loading refuses such a campaign file, but a reload
+    keeps questions the file dropped (without their gold answers), and the admin edits
+    tracks and gold answers."""
+    if run.track.answer_check not in (AnswerCheck.GOLD, AnswerCheck.BOTH):
+        return []
+    answered = AnswerRecord.objects.filter(run=run).values("qid")
+    return list(
+        Question.objects.filter(campaign_id=run.track.campaign_id, qid__in=answered,
+                                gold_answers__isnull=True)
+        .order_by("position", "qid").values_list("qid", flat=True)
+    )
+
+
 UNEXPECTED_FAILURE = ("grading stopped on an unexpected error ({error}); the organisers "
                       "find the details in the grading log")
 SECOND_JUDGE_FAILED = "the second judge ({model}) failed: {error}"
@@ -442,10 +472,17 @@ def run_grading(
       error as its reason, at once when the server refused (a permanent 4xx: a bad API
       key, an unknown model); a transient failure with `may_retry` leaves the run claimed
       and the outcome says `retry` (the caller tries again later with the same token);
+    - a gold-check run answers a question without a gold answer (`GoldAnswersMissing`):
+      FAILED at once, naming the questions, before any judge call;
     - anything else: the run is FAILED, its reason naming the error, and it is raised.
     `watch(desc)` gives the progress watcher of each judge's pass (the command's bars).
     """
     try:
+        without_gold = [] if run.track.is_rubric else _questions_without_gold(run)
+        if without_gold:
+            raise GoldAnswersMissing(GOLD_ANSWERS_MISSING.format(
+                track=run.track.slug, check=run.track.answer_check,
+                qids=", ".join(without_gold)))
         with run_grading_heartbeat(run=run, token=token):
             with watch(run.name) as progress:
                 report = _grade_pass(run=run, judge=judge or official_judge(),

@@ -31,6 +31,7 @@ from campaign.testbank import (
     testbank_edit,
     testbank_retire,
 )
+from campaign.text_fields import text_problem
 from config.api_errors import authenticated_user
 from grading.serializers import TestBankGenerateSerializer
 from grading.tasks import enqueue_testbank_generation
@@ -88,8 +89,12 @@ class TestBankView(APIView):
         if wanted is not None and wanted not in BankItemStatus.values:
             raise exceptions.ValidationError({"status": [BAD_STATUS.format(
                 expected=", ".join(BankItemStatus.values), found=wanted)]})
-        items = testbank_items(campaign=campaign, qid=request.query_params.get("qid"),
-                               status=wanted)
+        qid = request.query_params.get("qid") or None
+        if qid is not None and (problem := text_problem(qid, what="qid", line_breaks=False,
+                                                        cap=None)):
+            # A qid holds no control characters; PostgreSQL could not even compare a NUL.
+            raise exceptions.ValidationError({"qid": [problem]})
+        items = testbank_items(campaign=campaign, qid=qid, status=wanted)
         return Response(TestBankItemSerializer(items, many=True).data)
 
     @extend_schema(summary="Add a test-bank item (audited; graded at once if runs are graded)",

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api import organiser_campaign
+from campaign.api import error_responses, organiser_campaign
 from campaign.models import Campaign, Track, TrackKind
 from config.api_errors import authenticated_user
 from grading.selectors import ac_runs
@@ -45,7 +45,9 @@ from scoring.tasks import enqueue_scoring
 from submissions.models import Run
 from submissions.selectors import run_for_user
 
-NO_SCORES = "no scores of run {id} that you may see yet"
+# The same words whether the run is missing, hidden or not scored, and no id in them
+# (DESIGN.md section 7: what one may not see answers exactly as if it did not exist).
+NO_SCORES = "No scores of this run that you may see yet."
 NO_RUBRIC_QRELS = "no Rubric-Qrels of track {track} of {slug} that you may see"
 #: The graded pool of a ranking/response track in the Autograding Workbench's JSONL.
 GRADED_JSONL = "graded.jsonl"
@@ -69,7 +71,8 @@ class LeaderboardsView(APIView):
 
     @extend_schema(summary="Leaderboards you may see (published; organisers: all)",
                    parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
-                   responses={200: LeaderboardsSerializer, (200, "text/csv"): bytes})
+                   responses={200: LeaderboardsSerializer, (200, "text/csv"): bytes,
+                              **error_responses(401, 404, 406)})
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         boards = leaderboards_visible(campaign=campaign, user=request.user, now=timezone.now())
@@ -87,7 +90,9 @@ class PublishView(APIView):
         request=PublishRequestSerializer,
         responses={200: LeaderboardSerializer, 409: OpenApiResponse(
             PUBLISH_REFUSED, description="Refused: the scores are stale, or rest on "
-            "doubtful judgments no organiser has reviewed (force goes over those only)")},
+            "doubtful judgments no organiser has reviewed (force goes over those only)"),
+            **error_responses(400, 401, 403, 413, described={
+                404: "no such campaign, or the track has not been scored yet"})},
         summary="Publish a track's latest leaderboard (DELETE withdraws it)")
     def post(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
@@ -109,7 +114,7 @@ class PublishView(APIView):
                             status=status.HTTP_409_CONFLICT)
         return Response(leaderboard(evaluation=publication.evaluation).as_json())
 
-    @extend_schema(request=None, responses={204: None},
+    @extend_schema(request=None, responses={204: None, **error_responses(401, 403, 404)},
                    summary="Withdraw a track's published leaderboard")
     def delete(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
@@ -122,7 +127,9 @@ class PublishView(APIView):
 class ScoringView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=None, summary="Recompute every leaderboard (queued for a worker)")
+    @extend_schema(request=None, summary="Recompute every leaderboard (queued for a worker)",
+                   responses={202: OpenApiResponse(description="detail, and task (its id)"),
+                              **error_responses(401, 403, 404)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         task_id = enqueue_scoring(campaign.pk)
@@ -133,13 +140,19 @@ class ScoringView(APIView):
 class RunScoresView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(summary="A run's aggregate and per-question scores")
+    @extend_schema(summary="A run's aggregate and per-question scores",
+                   responses={200: OpenApiResponse(description=(
+                       "run, evaluation, computed_at, aggregates {measure: value}, "
+                       "per_question {measure: {qid: value}}, incomplete_questions")),
+                              **error_responses(401, described={
+                                  404: "no such run, not one you may see, or no scores of "
+                                       "it that you may see yet"})})
     def get(self, request: Request, run_id: int) -> Response:
         now = timezone.now()
         run = run_for_user(run_id=run_id, user=request.user, now=now)
         score = run_scores_visible(run=run, user=request.user, now=now) if run else None
         if run is None or score is None:
-            raise exceptions.NotFound(NO_SCORES.format(id=run_id))
+            raise exceptions.NotFound(NO_SCORES)
         return Response({"run": run.name, "evaluation": score.evaluation_id,
                          "computed_at": score.evaluation.computed_at,
                          "aggregates": score.aggregates, "per_question": score.per_question,
@@ -149,7 +162,8 @@ class RunScoresView(APIView):
 class QrelsView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "text/plain"): bytes}, summary="Derived PR qrels")
+    @extend_schema(responses={(200, "text/plain"): bytes, **error_responses(401, 404)},
+                   summary="Derived PR qrels")
     def get(self, request: Request, slug: str) -> HttpResponse:
         campaign = organiser_campaign(request, slug)
         return HttpResponse(qrels_text(campaign_qrels(campaign=campaign)),
@@ -173,11 +187,9 @@ class RubricQrelsView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("track", str, required=True,
                                      description="a ranking or response track")],
-        responses={(200, "text/plain"): bytes,
-                   400: OpenApiResponse(description="track missing, unknown, or not a "
-                                        "ranking/response track"),
-                   404: OpenApiResponse(description="no such campaign, or its leaderboard "
-                                        "is not published to you")},
+        responses={(200, "text/plain"): bytes, **error_responses(401, described={
+            400: "track missing, unknown, or not a ranking/response track",
+            404: "no such campaign, or its leaderboard is not published to you"})},
         summary="Rubric-Qrels of a ranking/response track (trec_eval qrels)")
     def get(self, request: Request, slug: str) -> HttpResponse:
         campaign = get_object_or_404(Campaign, slug=slug)
@@ -194,7 +206,9 @@ class ExportView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("track", str, description="graded.jsonl: a ranking "
                                      "or response track")],
-        responses={(200, "application/octet-stream"): bytes},
+        responses={(200, "application/octet-stream"): bytes, **error_responses(401, described={
+            400: "graded.jsonl: track missing, unknown, or not a ranking/response track",
+            404: "no such campaign or export, or not its organiser"})},
         summary="Exports: res.zip, marked.zip, leaderboards.tex, graded.jsonl?track=SLUG")
     def get(self, request: Request, slug: str, name: str) -> HttpResponseBase:
         campaign = organiser_campaign(request, slug)

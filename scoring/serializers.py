@@ -9,6 +9,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from campaign.models import Campaign, Track
+from campaign.text_fields import CleanTextField
 
 
 class PublishRequestSerializer(serializers.Serializer[dict[str, Any]]):
@@ -28,8 +29,8 @@ TRACK_NOT_RUBRIC = ("track {track} of {slug} is of kind {kind}; Rubric-Qrels and
 class RubricTrackQuerySerializer(serializers.Serializer[dict[str, Any]]):
     """`?track=SLUG`: a ranking or response track of the campaign in the context."""
 
-    track = serializers.CharField(
-        help_text="a ranking or response track's slug",
+    track = CleanTextField(
+        line_breaks=False, help_text="a ranking or response track's slug",
         error_messages={"required": TRACK_MISSING, "blank": TRACK_MISSING})
 
     def validate_track(self, value: str) -> Track:

@@ -7,17 +7,24 @@ from typing import Any
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, permissions, status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from campaign.api import CAMPAIGN_NOT_FOUND, error_responses
 from campaign.models import Campaign
 from campaign.selectors import campaign_role
 from config.api_errors import authenticated_user
 from config.query_params import query_flag
+from config.throttles import UploadsPerTeamThrottle
 from submissions.bulk import runs_submit_zip
 from submissions.models import Run, RunStatus
 from submissions.selectors import (
@@ -31,7 +38,9 @@ from submissions.services import INVALID_RUN, RunRefused, run_submit
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
 NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} (UTC)"
-RUN_NOT_FOUND = "No run {id} that you may see."
+# The same words whether the run is missing or hidden, and no id in them (DESIGN.md
+# section 7: what one may not see answers exactly as if it did not exist).
+RUN_NOT_FOUND = "No such run."
 
 
 def _refused(refused: RunRefused) -> Response:
@@ -59,9 +68,11 @@ def _invalid(run: Run) -> Response:
 class CampaignRunsView(APIView):
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [UploadsPerTeamThrottle]  # counts POSTs only
 
     @extend_schema(
-        responses=RunSerializer(many=True), summary="Runs you may see",
+        responses={200: RunSerializer(many=True), **error_responses(400, 401, 404)},
+        summary="Runs you may see",
         parameters=[
             OpenApiParameter("shared", bool, description="only the PR runs shared with all"),
             OpenApiParameter("current", bool, description="only current versions"),
@@ -104,11 +115,35 @@ class CampaignRunsView(APIView):
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
+#: A bulk upload's answer: what became of each member of the zip (for the OpenAPI document).
+BULK_OUTCOME = inline_serializer(name="BulkUploadOutcome", fields={
+    "detail": serializers.CharField(help_text="how many of the zip's run files were stored"),
+    "errors": serializers.ListField(child=serializers.DictField(), help_text=(
+        "every member's problems as {member, field, message} (line where a file is concerned)")),
+    "results": serializers.ListField(required=False, child=inline_serializer(
+        name="BulkUploadMember", fields={
+            "member": serializers.CharField(help_text="the file's name in the zip"),
+            "status": serializers.IntegerField(help_text="201 stored, else why not (4xx)"),
+            "detail": serializers.CharField(),
+            "errors": serializers.ListField(child=serializers.DictField()),
+            "run": RunSerializer(allow_null=True),
+        })),
+})
+
+
 class CampaignRunsBulkView(APIView):
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [UploadsPerTeamThrottle]
 
-    @extend_schema(request=BulkUploadSerializer, summary="Submit a zip of run files")
+    @extend_schema(request=BulkUploadSerializer, summary="Submit a zip of run files",
+                   responses={
+                       201: BULK_OUTCOME,
+                       207: OpenApiResponse(BULK_OUTCOME, description="some members stored"),
+                       400: OpenApiResponse(BULK_OUTCOME, description=(
+                           "no member stored (each named in results), or the form itself "
+                           "refused (detail and errors only)")),
+                       **error_responses(401, 403, 404, 413, 429)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         form = BulkUploadSerializer(data=request.data)
@@ -120,7 +155,8 @@ class CampaignRunsBulkView(APIView):
                 return _no_such_track(campaign, form.validated_data["track"])
         try:
             outcomes = runs_submit_zip(
-                campaign_tracks=list(campaign.tracks.all()), user=authenticated_user(request),
+                campaign=campaign, campaign_tracks=list(campaign.tracks.all()),
+                user=authenticated_user(request),
                 file=form.validated_data["file"],
                 description=form.validated_data["description"], track=track,
             )
@@ -142,22 +178,24 @@ class CampaignRunsBulkView(APIView):
 class RunDetailView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses=RunSerializer, summary="A run: status and validation report")
+    @extend_schema(responses={200: RunSerializer, **error_responses(401, 404)},
+                   summary="A run: status and validation report")
     def get(self, request: Request, run_id: int) -> Response:
         run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
         if run is None:
-            raise exceptions.NotFound(RUN_NOT_FOUND.format(id=run_id))
+            raise exceptions.NotFound(RUN_NOT_FOUND)
         return Response(RunSerializer(run).data)
 
 
 class RunFileView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "text/plain"): bytes}, summary="Download a run file")
+    @extend_schema(responses={(200, "text/plain"): bytes, **error_responses(401, 404)},
+                   summary="Download a run file")
     def get(self, request: Request, run_id: int) -> FileResponse:
         run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
         if run is None or not run.file:
-            raise exceptions.NotFound(RUN_NOT_FOUND.format(id=run_id))
+            raise exceptions.NotFound(RUN_NOT_FOUND)
         return FileResponse(run.file.open("rb"), as_attachment=True, filename=run.name,
                             content_type="text/plain; charset=utf-8")
 
@@ -165,16 +203,21 @@ class RunFileView(APIView):
 class SharedPrRunsZipView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "application/zip"): bytes},
-                   summary="All shared PR runs as one zip (after the PR deadline)")
+    @extend_schema(
+        responses={(200, "application/zip"): bytes, **error_responses(401, described={
+            404: "no such campaign, not one you take part in, or its PR runs are not "
+                 "shared yet (the detail says when)"})},
+        summary="All shared PR runs as one zip (after the PR deadline)")
     def get(self, request: Request, slug: str) -> FileResponse:
+        # 404 for what one may not see (DESIGN.md section 7): to someone not in the
+        # campaign, exactly as for a missing campaign; to its teams before pr_due, with
+        # the date, which the campaign's public timeline says anyway.
         campaign = get_object_or_404(Campaign, slug=slug)
         if campaign_role(campaign=campaign, user=request.user) is None:
-            raise exceptions.PermissionDenied(
-                f"the shared PR runs of {slug} are for its participants and organisers")
+            raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
         now = timezone.now()
         if now <= campaign.pr_due:
-            raise exceptions.PermissionDenied(
+            raise exceptions.NotFound(
                 NOT_SHARED_YET.format(campaign=slug, due=campaign.pr_due.isoformat()))
         bundle = shared_pr_runs_bundle(campaign=campaign, now=now)
         return FileResponse(bundle, as_attachment=True, filename=f"{slug}-shared-pr-runs.zip",

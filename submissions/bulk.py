@@ -1,26 +1,42 @@
 """Run files that arrive without a track: a zip of them (the API's bulk upload) or files
 on disk (`submit_runs`). Each goes to the track its name (or, for ranking and response
-runs, its content) points to, and is submitted on its own through `run_submit`."""
+runs, its content) points to, and is submitted on its own through `run_submit`; a zip
+says what became of each member (`ZipOutcome`), never leaving one stored unreported."""
 
 from __future__ import annotations
 
+import logging
+import shutil
 import stat
 import tempfile
 import zipfile
-from collections.abc import Sequence
+import zlib
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import DatabaseError, transaction
+from django.utils import timezone
 
-from campaign.models import Track, TrackKind
+from campaign.models import Campaign, Track, TrackKind
 from submissions.formats.common import ASCII_WHITESPACE, UTF8_BOM
 from submissions.formats.run_names import parse_run_name
 from submissions.formats.trec_run import parse_rubric_run_name
 from submissions.models import Run, RunStatus
-from submissions.services import BAD_RUN_NAME, INVALID_RUN, RunRefused, run_submit
+from submissions.services import (
+    BAD_RUN_NAME,
+    INVALID_RUN,
+    RunRefused,
+    run_check_membership,
+    run_check_upload,
+    run_submit,
+)
+
+logger = logging.getLogger(__name__)
 
 ZIP_NOT_A_ZIP = "the file is not a zip archive"
 ZIP_UNSAFE_NAME = "member {member!r} has an unsafe path; expected plain run file names"
@@ -29,6 +45,10 @@ ZIP_TOO_LARGE = "the zip unpacks to {size} bytes; the limit is {limit}"
 ZIP_EMPTY = "the zip holds no run files"
 ZIP_NO_TRACK = "run {name}: the campaign has no {kind} track to put it in"
 ZIP_MEMBER_CORRUPT = "member {member!r} is corrupt ({reason})"
+ZIP_DUPLICATE = "the zip holds {members} more than once; expected each run file once"
+ZIP_MEMBER_FAILED = (
+    "member {member!r} could not be stored ({reason}); nothing of it was stored: try it again"
+)
 BAD_ANY_RUN_NAME = "found run name {name!r}; expected {expected}"
 AMBIGUOUS_TRACK = (
     "run {name}: the campaign has several tracks it may go to ({tracks}); name the track "
@@ -44,16 +64,24 @@ EXPECTED_NAMES = {
 }
 #: Bytes of a file enough to tell a response run (JSONL) from a TREC run.
 HEAD_BYTES = 4096
+UNPACK_CHUNK = 1 << 20
+# A member larger than this is spooled to a temporary file rather than kept in memory.
+SPOOL_IN_MEMORY = 8 << 20
+# What reading a member of a damaged zip raises.
+_CORRUPT = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, zlib.error)
 
 
-def run_track(*, tracks: Sequence[Track], name: str, head: bytes) -> Track:
+def run_track(
+    *, tracks: Sequence[Track], name: str, head: bytes | Callable[[], bytes]
+) -> Track:
     """The track of a campaign (`tracks`) that the run file `name` goes to.
 
     A PR or AC name says its kind; the campaign's first track of that kind (by slug)
     takes it. A ranking or response name (``[Team]-[label]``, DESIGN.md section 10)
     does not: the campaign's only ranking/response track takes it; with several, the
-    content decides (`head`, the file's first bytes): a response run is JSONL, so its
-    first character is ``{``, which no TREC run line starts with. RunRefused (400,
+    content decides (`head`, the file's first bytes, or what reads them: only then are
+    they read): a response run is JSONL, so its first character is ``{``, which no TREC
+    run line starts with. RunRefused (400,
     field ``name``) when no track or more than one fits.
     """
     r2c2_name = parse_run_name(name)
@@ -64,7 +92,8 @@ def run_track(*, tracks: Sequence[Track], name: str, head: bytes) -> Track:
     rubric_tracks = [track for track in tracks if track.is_rubric]
     if rubric_tracks and parse_rubric_run_name(name) is not None:
         if len(rubric_tracks) > 1:
-            kind = TrackKind.RESPONSE if _looks_like_jsonl(head) else TrackKind.RANKING
+            first_bytes = head if isinstance(head, bytes) else head()
+            kind = TrackKind.RESPONSE if _looks_like_jsonl(first_bytes) else TrackKind.RANKING
             rubric_tracks = [track for track in rubric_tracks if track.kind == kind]
         if len(rubric_tracks) == 1:
             return rubric_tracks[0]
@@ -94,27 +123,75 @@ class ZipOutcome:
 
     member: str
     run: Run | None
-    status: int  # HTTP-like: 201 stored, 400 invalid file, 4xx refused
+    status: int  # HTTP-like: 201 stored, 400 invalid file, 4xx refused, 500 not stored
     detail: str
     errors: list[dict[str, Any]]
 
 
+@dataclass
+class _Member:
+    """A member of the zip on its way: the track it goes to, once its rules are checked."""
+
+    info: zipfile.ZipInfo
+    track: Track | None = None
+    outcome: ZipOutcome | None = None
+
+
 def runs_submit_zip(
-    *, campaign_tracks: list[Track], user: AbstractBaseUser, file: IO[bytes],
-    description: str = "", track: Track | None = None, now: datetime | None = None,
+    *, campaign: Campaign, campaign_tracks: list[Track], user: AbstractBaseUser,
+    file: IO[bytes], description: str = "", track: Track | None = None,
+    now: datetime | None = None,
 ) -> list[ZipOutcome]:
-    """Submit every run file in a zip, each validated and stored on its own.
+    """Submit every run file in a zip, each validated and stored on its own, and say what
+    became of each: every member has an outcome, stored (201) or not, and why.
 
     The member's file name is the run name; its track is `track` when given, else the
-    one `run_track` finds among `campaign_tracks`. The zip as a whole is refused
-    (RunRefused) when it is not a zip, has unsafe paths (absolute, `..`, folders,
-    links), too many members, or would unpack to more than the limit; nothing is
-    stored then.
+    one `run_track` finds among `campaign_tracks`. Checked in this order, so that nothing
+    is unpacked that would be refused and nothing is stored before the zip as a whole is
+    known to be sound:
+
+    1. The zip (RunRefused, nothing unpacked): a zip archive, plain safe names (no
+       absolute paths, ``..``, folders or links), each name once, not too many members,
+       declared sizes within the limit; and that `user` may submit to `campaign` at all.
+    2. Each member, before it is unpacked: what `run_submit` refuses without reading a
+       file (name, team, window, declared size, quota, counting the runs of the zip
+       before it). A member refused here is reported and never unpacked. (A ranking or
+       response name in a campaign with several such tracks needs the member's first
+       bytes to choose one, and reads only those.)
+    3. The members left, read through once without keeping anything (RunRefused, nothing
+       stored): their real unpacked size (a zip can lie about its sizes) and integrity.
+    4. Each member, unpacked and submitted through `run_submit`, in its own transaction:
+       stored whole, recorded as invalid with every problem (line and field), or refused;
+       an unexpected failure while storing one (the database, the storage) is reported
+       for that member, rolled back, and the others go on.
     """
+    now = now or timezone.now()
     try:
         archive = zipfile.ZipFile(file)
     except (zipfile.BadZipFile, OSError):
         raise RunRefused(400, ZIP_NOT_A_ZIP) from None
+    infos = _checked_members(archive)
+    run_check_membership(campaign=campaign, user=user)
+
+    members = [_Member(info) for info in infos]
+    # track -> team -> the names of the members checked so far: each member's quota counts
+    # the runs of its team and track before it in the zip.
+    pending: dict[int, dict[str, list[str]]] = {}
+    for member in members:
+        _check_member(member, archive=archive, tracks=campaign_tracks, track=track, user=user,
+                      description=description, now=now, pending=pending)
+
+    _check_unpacked(archive, [m for m in members if m.outcome is None])
+
+    for member in members:
+        if member.outcome is None:
+            member.outcome = _submit_member(member, archive=archive, user=user,
+                                            description=description, now=now)
+    return [member.outcome for member in members if member.outcome is not None]
+
+
+def _checked_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The zip's members, or RunRefused for a zip that is refused as a whole."""
     members = [info for info in archive.infolist() if not info.is_dir()]
     if len(members) > settings.RUN_ZIP_MAX_MEMBERS:
         raise RunRefused(400, ZIP_TOO_MANY.format(count=len(members),
@@ -125,47 +202,98 @@ def runs_submit_zip(
         if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") \
                 or "/" in name.rstrip("/") or "\\" in name or ":" in name or is_link:
             raise RunRefused(400, ZIP_UNSAFE_NAME.format(member=name))
+    counts = Counter(info.filename for info in members)
+    twice = sorted(name for name, count in counts.items() if count > 1)
+    if twice:
+        raise RunRefused(400, ZIP_DUPLICATE.format(members=", ".join(map(repr, twice))))
     declared = sum(info.file_size for info in members)
     limit = settings.RUN_ZIP_MAX_UNPACKED_BYTES
     if declared > limit:
         raise RunRefused(400, ZIP_TOO_LARGE.format(size=declared, limit=limit))
     if not members:
         raise RunRefused(400, ZIP_EMPTY)
+    return members
 
-    outcomes: list[ZipOutcome] = []
+
+def _check_member(
+    member: _Member, *, archive: zipfile.ZipFile, tracks: list[Track], track: Track | None,
+    user: AbstractBaseUser, description: str, now: datetime,
+    pending: dict[int, dict[str, list[str]]],
+) -> None:
+    """Find the member's track and check its rules (step 2), or give it its outcome."""
+    name = member.info.filename
+    try:
+        found = track or run_track(tracks=tracks, name=name,
+                                   head=lambda: _head(archive, member.info))
+        in_track = pending.setdefault(found.pk, {})
+        team = run_check_upload(track=found, user=user, name=name,
+                                size=member.info.file_size, now=now, description=description,
+                                pending=in_track)
+    except RunRefused as refused:
+        member.outcome = ZipOutcome(name, None, refused.status, refused.detail, refused.errors)
+        return
+    except _CORRUPT as exc:
+        member.outcome = _corrupt(name, exc)
+        return
+    member.track = found
+    in_track.setdefault(team.name, []).append(name)
+
+
+def _head(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The member's first bytes, unpacking no more (only `run_track` may need them)."""
+    with archive.open(info) as member:
+        return member.read(HEAD_BYTES)
+
+
+def _check_unpacked(archive: zipfile.ZipFile, members: list[_Member]) -> None:
+    """Read the members through once (step 3): RunRefused past the real size limit; a
+    corrupt member gets its outcome. Nothing is kept."""
+    limit = settings.RUN_ZIP_MAX_UNPACKED_BYTES
     unpacked = 0
-    for info in members:
-        name = info.filename
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
-            try:
-                # Count what is really unpacked: a zip can lie about its sizes.
-                with archive.open(info) as member:
-                    while chunk := member.read(1 << 20):
-                        unpacked += len(chunk)
-                        if unpacked > limit:
-                            raise RunRefused(400, ZIP_TOO_LARGE.format(size=unpacked,
-                                                                       limit=limit))
-                        spool.write(chunk)
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-                message = ZIP_MEMBER_CORRUPT.format(member=name, reason=exc)
-                outcomes.append(ZipOutcome(name, None, 400, message,
-                                           [{"field": "file", "message": message}]))
-                continue
-            size = spool.tell()
-            spool.seek(0)
-            try:
-                found = track or run_track(tracks=campaign_tracks, name=name,
-                                           head=spool.read(HEAD_BYTES))
-                spool.seek(0)
-                run = run_submit(track=found, user=user, name=name, file=spool, size=size,
-                                 filename=name, description=description, now=now)
-            except RunRefused as refused:
-                outcomes.append(ZipOutcome(name, None, refused.status, refused.detail,
-                                           refused.errors))
-                continue
-        if run.status == RunStatus.INVALID:
-            outcomes.append(ZipOutcome(name, run, 400, INVALID_RUN.format(
-                name=name, count=len(run.validation_report)), run.validation_report))
-        else:
-            outcomes.append(ZipOutcome(name, run, 201, f"{name} stored", []))
-    return outcomes
+    for member in members:
+        try:
+            with archive.open(member.info) as stream:
+                while chunk := stream.read(UNPACK_CHUNK):
+                    unpacked += len(chunk)
+                    if unpacked > limit:
+                        raise RunRefused(400, ZIP_TOO_LARGE.format(size=unpacked, limit=limit))
+        except _CORRUPT as exc:
+            member.outcome = _corrupt(member.info.filename, exc)
+
+
+def _submit_member(
+    member: _Member, *, archive: zipfile.ZipFile, user: AbstractBaseUser, description: str,
+    now: datetime,
+) -> ZipOutcome:
+    """Unpack one member and submit it (step 4); its outcome, whatever happens."""
+    name = member.info.filename
+    assert member.track is not None  # set by _check_member for every member left
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY) as spool:
+        try:
+            with archive.open(member.info) as stream:
+                shutil.copyfileobj(stream, spool, UNPACK_CHUNK)
+        except _CORRUPT as exc:  # read well a moment ago; a file changed underneath
+            return _corrupt(name, exc)
+        size = spool.tell()
+        spool.seek(0)
+        try:
+            # A savepoint per member: a failure rolls back this member only, and leaves
+            # the connection usable for the next (PostgreSQL aborts a whole transaction).
+            with transaction.atomic():
+                run = run_submit(track=member.track, user=user, name=name, file=spool,
+                                 size=size, filename=name, description=description, now=now)
+        except RunRefused as refused:
+            return ZipOutcome(name, None, refused.status, refused.detail, refused.errors)
+        except (DatabaseError, OSError) as exc:
+            logger.exception("bulk upload: member %r could not be stored", name)
+            message = ZIP_MEMBER_FAILED.format(member=name, reason=type(exc).__name__)
+            return ZipOutcome(name, None, 500, message, [{"field": "file", "message": message}])
+    if run.status == RunStatus.INVALID:
+        return ZipOutcome(name, run, 400, INVALID_RUN.format(
+            name=name, count=len(run.validation_report)), run.validation_report)
+    return ZipOutcome(name, run, 201, f"{name} stored", [])
+
+
+def _corrupt(name: str, exc: BaseException) -> ZipOutcome:
+    message = ZIP_MEMBER_CORRUPT.format(member=name, reason=exc)
+    return ZipOutcome(name, None, 400, message, [{"field": "file", "message": message}])

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
+from django.conf import settings
+
 from campaign.models import Campaign
 from campaign.selectors import corpus_missing
 from submissions.formats.common import BinaryReader, Problem
-from submissions.formats.corpus import MAX_PASSAGE_CHARS
 from submissions.formats.response_run import KEY_TEXT, parse_response_run, response_passages
 from submissions.formats.trec_run import parse_trec_run
 from submissions.models import RankedPassage, Run
@@ -65,13 +66,14 @@ def store_response_passages(
     if parsed.problems:
         return parsed.problems
     problems: list[Problem] = []
+    most = settings.MAX_PASSAGE_CHARS
 
     def rows() -> Iterator[RankedPassage]:
         for record in parsed.records:
             for passage in response_passages(run.name, record):
-                if len(passage.text) > MAX_PASSAGE_CHARS:
+                if len(passage.text) > most:
                     problems.append(Problem(record.line, KEY_TEXT, SEGMENT_TOO_LONG.format(
-                        chars=len(passage.text), rank=passage.rank, limit=MAX_PASSAGE_CHARS)))
+                        chars=len(passage.text), rank=passage.rank, limit=most)))
                 if not problems:  # else the run is rejected: keep finding problems only
                     yield RankedPassage(run=run, qid=passage.qid, rank=passage.rank,
                                         docid=passage.docid, text=passage.text)

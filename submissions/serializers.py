@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from campaign.text_fields import NOTE, CleanTextField
 from submissions.models import Run
 
 
@@ -38,17 +39,19 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 class RunUploadSerializer(serializers.Serializer[dict[str, Any]]):
     track = serializers.SlugField(help_text="the track's slug, e.g. pr, ac, or a ranking or "
                                             "response track's")
-    name = serializers.CharField(
-        max_length=100,
+    name = CleanTextField(
+        max_length=100, line_breaks=False,
         help_text="the run name: WASEDA-AC-1 (PR/AC), WASEDA-bm25 (ranking/response)",
     )
     file = serializers.FileField(help_text="the run file, UTF-8, in the official format")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = CleanTextField(required=False, allow_blank=True, default="", cap=NOTE,
+                                 help_text="how the run was made (shown with it)")
 
 
 class BulkUploadSerializer(serializers.Serializer[dict[str, Any]]):
     file = serializers.FileField(help_text="a zip of run files, each named by its run name")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = CleanTextField(required=False, allow_blank=True, default="", cap=NOTE,
+                                 help_text="the description of every run in the zip")
     track = serializers.SlugField(
         required=False, allow_blank=True, default="",
         help_text="put every run in this track; default: the track each run's name (or, "

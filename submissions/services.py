@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -14,10 +14,12 @@ from django.core.files.base import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from campaign.models import Role, Team, Track, TrackKind
+from campaign.models import Campaign, Role, Team, Track, TrackKind
 from campaign.selectors import campaign_membership
+from campaign.text_fields import NOTE, text_problem
 from submissions.formats.ac_run import parse_ac_run
 from submissions.formats.common import Problem
+from submissions.formats.control_characters import visible
 from submissions.formats.pr_run import iter_pr_run
 from submissions.formats.run_names import parse_run_name
 from submissions.formats.trec_run import parse_rubric_run_name
@@ -41,6 +43,10 @@ TOO_LARGE = "the file is {size} bytes; the limit is {limit} bytes"
 TOO_MANY_RUNS = (
     "team {team} already has {count} runs in track {track} ({names}); the limit is "
     "{max_runs}: replace one by uploading it again under its name"
+)
+TOO_MANY_RUNS_WITH_ZIP = (
+    "team {team} would have {count} runs in track {track} with {name} and the runs before it "
+    "in this upload ({names}); the limit is {max_runs}"
 )
 RUN_BEING_REPLACED = "run {name} was uploaded by someone else at the same moment; try again"
 BAD_RUBRIC_RUN_NAME = (
@@ -113,7 +119,9 @@ class _VisiblePrRuns(Mapping[str, Mapping[str, frozenset[int]]]):
 
 
 def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
-    report = [{"line": p.line, "field": p.field, "message": p.message}
+    # The report is stored as JSON, which PostgreSQL refuses with a NUL in it: a message
+    # that quotes a value shows its control characters escaped.
+    report = [{"line": p.line, "field": p.field, "message": visible(p.message)}
               for p in problems[:MAX_REPORTED_PROBLEMS]]
     if len(problems) > MAX_REPORTED_PROBLEMS:
         report.append({"line": 0, "field": "file", "message": MORE_PROBLEMS.format(
@@ -121,11 +129,45 @@ def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
     return report
 
 
+def run_check_membership(*, campaign: Campaign, user: AbstractBaseUser) -> None:
+    """RunRefused (403) unless `user` may submit runs to `campaign` at all.
+
+    What a bulk upload checks before it unpacks anything (`run_submit` checks it too).
+    """
+    membership = campaign_membership(campaign=campaign, user=user)
+    if membership is None and not getattr(user, "is_superuser", False):
+        raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
+
+
+def run_check_upload(
+    *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime,
+    description: str = "", pending: Mapping[str, Collection[str]] | None = None,
+) -> Team:
+    """The run's team, or RunRefused for what `run_submit` refuses before reading a file.
+
+    The description, the name, the team, the uploader's role, the window, the size and
+    the quota, where `pending` maps a team to the names of the runs the same upload (a
+    zip) submits for it in `track` before this one: a bulk upload checks each member so
+    before it unpacks any. Advisory: `run_submit` checks again, under the team's lock.
+    """
+    team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now,
+                           description=description)
+    _check_quota(track=track, team=team, name=name,
+                 pending=(pending or {}).get(team.name, ()))
+    return team
+
+
 def _check_rules(
-    *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime
+    *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime,
+    description: str = "",
 ) -> tuple[Team, bool]:
     """The run's team and whether the uploader organises, or RunRefused."""
     campaign = track.campaign
+    # Every way in (API, pages, zip, submit_runs) passes here: the description is held to
+    # the rule of every free text (DESIGN.md section 4) before it can reach the database.
+    problem = text_problem(description, what="description", line_breaks=True, cap=NOTE)
+    if problem is not None:
+        raise RunRefused(400, problem, [{"field": "description", "message": problem}])
     team_name = _rubric_run_team(track, name) if track.is_rubric else _r2c2_run_team(track, name)
 
     membership = campaign_membership(campaign=campaign, user=user)
@@ -189,8 +231,10 @@ def _rubric_run_team(track: Track, name: str) -> str:
     return run_name.team
 
 
-def _check_quota(*, track: Track, team: Team, name: str) -> None:
-    others = list(
+def _check_quota(
+    *, track: Track, team: Team, name: str, pending: Collection[str] = ()
+) -> None:
+    others = set(
         Run.objects.filter(track=track, team=team).current()
         .exclude(name=name).values_list("name", flat=True)
     )
@@ -198,6 +242,11 @@ def _check_quota(*, track: Track, team: Team, name: str) -> None:
         raise RunRefused(409, TOO_MANY_RUNS.format(
             team=team.name, count=len(others), track=track.slug, names=", ".join(sorted(others)),
             max_runs=track.max_runs_per_team))
+    with_pending = others | (set(pending) - {name})
+    if len(with_pending) >= track.max_runs_per_team:
+        raise RunRefused(409, TOO_MANY_RUNS_WITH_ZIP.format(
+            team=team.name, count=len(with_pending) + 1, track=track.slug, name=name,
+            names=", ".join(sorted(with_pending)), max_runs=track.max_runs_per_team))
 
 
 def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) -> list[Problem]:
@@ -205,7 +254,8 @@ def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) ->
     batch: list[PassageRecord] = []
     qids: set[str] = set()
     count = 0
-    for record in iter_pr_run(reader, problems, known_qids=known_qids):
+    for record in iter_pr_run(reader, problems, known_qids=known_qids,
+                              max_passage_chars=settings.MAX_PASSAGE_CHARS):
         if problems:
             continue  # the run will be rejected: stop building rows, keep finding problems
         batch.append(PassageRecord(run=run, qid=record.qid, rank=record.rank,
@@ -224,7 +274,8 @@ def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) ->
 def _store_ac_records(
     run: Run, reader: _HashingReader, known_qids: set[str], shared: _VisiblePrRuns
 ) -> list[Problem]:
-    result = parse_ac_run(reader, known_qids=known_qids, shared_pr_runs=shared)
+    result = parse_ac_run(reader, known_qids=known_qids, shared_pr_runs=shared,
+                          max_answer_chars=settings.MAX_ANSWER_CHARS)
     if result.problems:
         return result.problems
     answers = AnswerRecord.objects.bulk_create(
@@ -268,7 +319,8 @@ def run_submit(
     stays in the history.
     """
     now = now or timezone.now()
-    team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now)
+    team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now,
+                           description=description)
     campaign = track.campaign
     known_qids = set(campaign.questions.values_list("qid", flat=True))
     reader = _HashingReader(file)

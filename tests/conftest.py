@@ -145,6 +145,17 @@ def fast_password_hashing(settings: SettingsWrapper) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def empty_cache() -> Iterator[None]:
+    """Each test starts with an empty cache: throttle counts (and cached figures) never
+    leak from one test into the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def switch_broker(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
     """Point the Celery app at another broker URL for one test, then back.

@@ -57,12 +57,21 @@ from campaign.campaign_file.tracks import (
 from submissions.formats.test_bank import QueryBank
 
 __all__ = [
-    "BAD_DATE", "JUDGE_THRESHOLDS", "PHASE_KEYS", "TRACK_KINDS", "CampaignFileError",
-    "CampaignSpec", "QuestionSpec", "TeamSpec", "TrackSpec", "phases_out_of_order",
-    "read_campaign_file",
+    "BAD_DATE", "GOLD_ANSWER_MISSING", "JUDGE_THRESHOLDS", "PHASE_KEYS", "TRACK_KINDS",
+    "CampaignFileError", "CampaignSpec", "QuestionSpec", "TeamSpec", "TrackSpec",
+    "phases_out_of_order", "read_campaign_file",
 ]
 
 TRACK_DUE_ORDER = "{file}: {key} ({due}) is {relation} phases.{phase} ({at})"
+# A gold check without a gold answer has nothing to compare with: refused here, not
+# found out by the judge (DESIGN.md section 5).
+GOLD_ANSWER_MISSING = (
+    "{file}: question {qid} has no gold answer, but track {track} checks answers against "
+    "the gold answers (answer_check: {check}); expected a '{qid};[answer]' line in {gold}"
+)
+NO_GOLD_FILE = "a gold_answers file (the campaign file names none)"
+# The AC tracks' answer_check values that read the gold answers (grading.llm.prompts).
+GOLD_CHECKS = ("gold", "both")
 
 TOP_KEYS = (
     "slug", "title", "description", "timezone", "phases", "tracks", "questions",
@@ -167,7 +176,9 @@ def _split_id_line(
     return qid, rest
 
 
-def _read_questions(reader: _Reader, doc: dict[str, Any]) -> tuple[QuestionSpec, ...]:
+def _read_questions(
+    reader: _Reader, doc: dict[str, Any], tracks: tuple[TrackSpec, ...]
+) -> tuple[QuestionSpec, ...]:
     loaded = reader.data_lines("questions", doc["questions"])
     if loaded is None:
         return ()
@@ -191,15 +202,34 @@ def _read_questions(reader: _Reader, doc: dict[str, Any]) -> tuple[QuestionSpec,
 
     categories = _read_keyed_lines(reader, doc, "categories", "[qID];[category]", path, texts)
     golds = _read_keyed_lines(reader, doc, "gold_answers", "[qID];[answer]", path, texts)
+    if golds is not None:
+        _check_gold_answers(reader, doc, tracks, texts, golds)
     return tuple(
         QuestionSpec(
             qid=qid,
             text=text,
-            category=categories.get(qid, ("",))[-1],
-            gold_answers=tuple(golds.get(qid, ())),
+            category=(categories or {}).get(qid, ("",))[-1],
+            gold_answers=tuple((golds or {}).get(qid, ())),
         )
         for qid, text in texts.items()
     )
+
+
+def _check_gold_answers(
+    reader: _Reader, doc: dict[str, Any], tracks: tuple[TrackSpec, ...],
+    texts: dict[str, str], golds: dict[str, list[str]],
+) -> None:
+    """Every question has a gold answer where an AC track checks answers against them;
+    each question without one is named (the first such track says why)."""
+    checking = [track for track in tracks if track.answer_check in GOLD_CHECKS]
+    if not checking:
+        return
+    track = checking[0]
+    gold = doc.get("gold_answers") or NO_GOLD_FILE
+    for qid in texts:
+        if not golds.get(qid):
+            reader.add(GOLD_ANSWER_MISSING, qid=qid, track=track.slug,
+                       check=track.answer_check, gold=gold)
 
 
 def _read_keyed_lines(
@@ -209,13 +239,16 @@ def _read_keyed_lines(
     expected: str,
     questions_path: Path,
     texts: dict[str, str],
-) -> dict[str, list[str]]:
-    """Lines `[qID];[value]` of an optional file; several lines per qID are allowed."""
+) -> dict[str, list[str]] | None:
+    """Lines `[qID];[value]` of an optional file; several lines per qID are allowed.
+
+    None where the file is named but cannot be read (a problem says why already).
+    """
     if doc.get(key) is None:
         return {}
     loaded = reader.data_lines(key, doc[key])
     if loaded is None:
-        return {}
+        return None
     path, lines = loaded
     values: dict[str, list[str]] = {}
     for number, line in lines:
@@ -343,7 +376,7 @@ def read_campaign_file(file: Path) -> CampaignSpec:
     )
     tracks = read_tracks(reader, doc["tracks"]) if doc.get("tracks") is not None else ()
     _check_track_dues(reader, tracks, phases)
-    questions = _read_questions(reader, doc) if doc.get("questions") is not None else ()
+    questions = _read_questions(reader, doc, tracks) if doc.get("questions") is not None else ()
     corpus = data_file_path(reader, "corpus", doc["corpus"]) if "corpus" in doc else None
     test_bank, test_bank_file = (
         read_test_bank(reader, doc["test_bank"], {q.qid for q in questions})

@@ -15,6 +15,8 @@ from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from campaign.campaign_file.common import MISSING_DATA_FILE, WRONG_TYPE, _Reader, _type_name
 from submissions.formats.common import Problem
 from submissions.formats.corpus import validate_corpus
@@ -56,4 +58,5 @@ def read_test_bank(
 def corpus_problems(path: Path) -> list[str]:
     """Every problem of a corpus file, read through once, keeping no passage."""
     with path.open("rb") as binary:
-        return [file_problem(path, problem) for problem in validate_corpus(binary)]
+        return [file_problem(path, problem) for problem in validate_corpus(
+            binary, max_chars=settings.MAX_PASSAGE_CHARS)]

@@ -1,5 +1,11 @@
 """A run's page in the results: its aggregates, its scores per question and, for an AC
-run, its reliability diagram."""
+run, its reliability diagram.
+
+Published per-question scores are public; an AC run's confidences are not: they stay its
+team's and the organisers' even after publication (DESIGN.md section 7). So everyone else
+sees neither the confidence column nor the reliability diagram, whose bins would give a
+confidence away wherever a bin holds one answer.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +17,24 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.html import escape
 
-from campaign.models import Campaign, TrackKind
-from campaign.selectors import campaign_list, campaign_role, questions_refusal
+from campaign.models import Campaign, Role, TrackKind
+from campaign.selectors import (
+    campaign_list,
+    campaign_membership,
+    campaign_role,
+    questions_refusal,
+)
 from frontend import plots
 from frontend.results.figures import cached_figure, reliability_figure
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
 from scoring.measures.catalogue import Measure, measures_of, per_question_measures
 from scoring.models import RunScore
 from scoring.selectors import evaluation_visible
+from submissions.models import Run
 
 NO_SUCH_RESULT = "No such run in the results you may see."
+#: Per-question values of a run that are its team's own, not scores (DESIGN.md section 7).
+TEAM_OWN_MEASURES = frozenset({"confidence"})
 
 
 def run_score_in_results(
@@ -42,6 +56,16 @@ def run_score_in_results(
     return None
 
 
+def sees_team_own_values(
+    *, campaign: Campaign, run: Run, user: AbstractBaseUser | AnonymousUser
+) -> bool:
+    """May `user` see the run's confidences? Its campaign's organisers and its own team."""
+    if campaign_role(campaign=campaign, user=user) == Role.ORGANISER:
+        return True
+    membership = campaign_membership(campaign=campaign, user=user)
+    return membership is not None and membership.team_id == run.team_id
+
+
 def _drilldown_cell(measure: Measure, value: float | None) -> Cell:
     numeric = measure.format != "verdict"
     if value is None:
@@ -55,8 +79,9 @@ def _drilldown_cell(measure: Measure, value: float | None) -> Cell:
 
 
 def _drilldown_table(score: RunScore, questions: list[tuple[str, str | None]],
-                     kind: str) -> Table:
-    measures = per_question_measures(kind)
+                     kind: str, *, team_own: bool) -> Table:
+    measures = [m for m in per_question_measures(kind)
+                if team_own or m.key not in TEAM_OWN_MEASURES]
     per_question = score.per_question
     with_text = any(text is not None for _, text in questions)
     columns = [
@@ -91,8 +116,9 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
     show_text = questions_refusal(campaign=campaign, role=role, now=now) is None
     questions = [(q.qid, q.text if show_text else None)
                  for q in campaign.questions.order_by("position", "qid")]
+    team_own = sees_team_own_values(campaign=campaign, run=score.run, user=request.user)
     reliability = None
-    if kind == TrackKind.AC:
+    if kind == TrackKind.AC and team_own:
         reliability = cached_figure(evaluation, f"reliability-own:{score.run.name}",
                                     lambda: reliability_figure(
                                         score.run.name, score.per_question,
@@ -106,8 +132,9 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
         "kind": kind,
         "aggregates": [(m, plots.fmt(score.aggregates.get(m.key)))
                        for m in measures_of(kind)],
-        "table": _drilldown_table(score, questions, kind),
+        "table": _drilldown_table(score, questions, kind, team_own=team_own),
         "show_text": show_text,
+        "confidences_withheld": kind == TrackKind.AC and not team_own,
         "reliability": reliability,
     }
     return render(request, "frontend/results/run.html", context)

@@ -9,7 +9,8 @@ from typing import Any
 from django import forms
 
 from campaign.models import BankItemStatus, Campaign, Question, TestBankItem
-from campaign.testbank import MAX_ITEM_CHARS, MAX_NOTE_CHARS, ItemChange, TestBankRefused
+from campaign.testbank import ItemChange, TestBankRefused
+from campaign.text_fields import ANSWER, NOTE, CleanTextFormField
 from grading.llm.prompts import PromptTarget
 from grading.llm.schemas import RUBRIC_GRADES
 
@@ -51,12 +52,12 @@ class TestBankAddForm(forms.Form):
 
     qid = forms.ChoiceField(label="Query")
     target = forms.ChoiceField(label="Kind of item", choices=TARGET_CHOICES)
-    text = forms.CharField(label="Text", max_length=MAX_ITEM_CHARS, strip=False,
-                           widget=forms.Textarea(attrs={"rows": 2}))
-    answers = forms.CharField(label="Answers", required=False, help_text=ANSWERS_HELP,
+    text = CleanTextFormField(label="Text", cap=ANSWER, strip=False,
                               widget=forms.Textarea(attrs={"rows": 2}))
-    note = forms.CharField(label="Note (optional)", required=False, max_length=MAX_NOTE_CHARS,
-                           strip=False)
+    answers = CleanTextFormField(label="Answers", required=False, help_text=ANSWERS_HELP,
+                                 what="answers", widget=forms.Textarea(attrs={"rows": 2}))
+    note = CleanTextFormField(label="Note (optional)", required=False, cap=NOTE, strip=False,
+                              what="note")
 
     def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -72,15 +73,15 @@ class TestBankEditForm(forms.Form):
 
     __test__ = False
 
-    text = forms.CharField(label="Text", max_length=MAX_ITEM_CHARS, strip=False,
-                           widget=forms.Textarea(attrs={"rows": 3}))
-    answers = forms.CharField(label="Answers", required=False, help_text=ANSWERS_HELP,
-                              widget=forms.Textarea(attrs={"rows": 2}))
+    text = CleanTextFormField(label="Text", cap=ANSWER, strip=False,
+                              widget=forms.Textarea(attrs={"rows": 3}))
+    answers = CleanTextFormField(label="Answers", required=False, help_text=ANSWERS_HELP,
+                                 what="answers", widget=forms.Textarea(attrs={"rows": 2}))
     status = forms.ChoiceField(label="Status", choices=[
         (BankItemStatus.DRAFT.value, BankItemStatus.DRAFT.label),
         (BankItemStatus.ACTIVE.value, BankItemStatus.ACTIVE.label)])
-    note = forms.CharField(label=NOTE_LABEL, max_length=MAX_NOTE_CHARS, strip=False,
-                           widget=forms.Textarea(attrs={"rows": 2}))
+    note = CleanTextFormField(label=NOTE_LABEL, cap=NOTE, strip=False, what="note",
+                              widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, item: TestBankItem, **kwargs: Any) -> None:
         kwargs["initial"] = {"text": item.text, "answers": "\n".join(item.answers),
@@ -103,9 +104,9 @@ class TestBankEditForm(forms.Form):
 class TestBankRetireForm(forms.Form):
     __test__ = False
 
-    note = forms.CharField(label="Why it goes (kept in the item's history)",
-                           max_length=MAX_NOTE_CHARS, strip=False,
-                           widget=forms.Textarea(attrs={"rows": 2}))
+    note = CleanTextFormField(label="Why it goes (kept in the item's history)",
+                              cap=NOTE, strip=False, what="note",
+                              widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class VerificationFilterForm(forms.Form):
@@ -113,7 +114,8 @@ class VerificationFilterForm(forms.Form):
     grade. `items` and `qid_or_default` are read after `is_valid()`."""
 
     qid = forms.ChoiceField(label="Query", required=False)
-    item = forms.CharField(label="Item (its id)", required=False, max_length=200)
+    item = CleanTextFormField(label="Item (its id)", required=False, max_length=200,
+                              line_breaks=False, what="item id")
     grade = forms.TypedChoiceField(label="Grade", required=False, coerce=int,
                                    empty_value=None,
                                    choices=[("", "Any"), *GRADE_CHOICES])
@@ -146,8 +148,8 @@ class GradeEditForm(forms.Form):
     """Post-edit a rubric grade with a note (the extracted answer stays as it is)."""
 
     grade = forms.TypedChoiceField(label="Grade (0..5)", choices=GRADE_CHOICES, coerce=int)
-    note = forms.CharField(label="Note for the audit trail (why the grade changes)",
-                           max_length=MAX_NOTE_CHARS)
+    note = CleanTextFormField(label="Note for the audit trail (why the grade changes)",
+                              cap=NOTE, what="note")
 
 
 class GapsFilterForm(forms.Form):

@@ -22,6 +22,10 @@ And for RUBRIC / EXAM++ campaigns (DESIGN.md section 10):
   JSONL shape.
 - `jsonl`, `control_characters`: what those formats share.
 
+And for every format: `control_characters` (NUL and the other control characters are
+refused, named by line, field and column) and `limits` (DESIGN.md section 4's caps on
+texts, the defaults of the service's settings).
+
 Parsers read binary files line by line (never the whole file at once), report every
 problem as a `Problem(line, field, message)` instead of raising, and writers round-trip:
 ``parse(write(records)).records == records``.

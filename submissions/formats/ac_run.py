@@ -17,7 +17,9 @@ run returned for this question.
 Rules checked here, each reported as a `Problem`: each question at most once per file;
 the closing tag matches the opening one; no content outside blocks and no unterminated
 block at the end of the file; the answer line first in its block; no blank lines; strict
-UTF-8; and the field rules above. The block reader is shared with `marked_ac_run`, which
+UTF-8; no control characters but tab (named by the field and column that hold one); an
+answer and a nugget of at most `max_answer_chars` characters (DESIGN.md section 4's
+limit); and the field rules above. The block reader is shared with `marked_ac_run`, which
 only reads nugget lines differently.
 """
 
@@ -48,6 +50,8 @@ from .common import (
     iter_text_lines,
     parse_int,
 )
+from .control_characters import separated_line_control_problem, visible
+from .limits import MAX_ANSWER_CHARS, TOO_LONG
 from .pr_run import DEFAULT_MAX_RANK
 from .run_names import is_pr_run_name
 
@@ -100,6 +104,8 @@ FIELD_CONFIDENCE = "Confidence"
 FIELD_NUGGET_NUM = "NuggetNum"
 FIELD_RUN_NAME = "PRrunname"
 FIELD_NUGGET = "Nugget"
+ANSWER_FIELDS = (FIELD_ANSWER, FIELD_CONFIDENCE)
+NUGGET_FIELDS = (FIELD_NUGGET_NUM, FIELD_RUN_NAME, FIELD_PASSAGE_RANK, FIELD_NUGGET)
 
 #: PR run name -> qID -> the PassageRanks that run returned for it: the PR runs shared in
 #: the campaign. `pr_run.returned_ranks` gives the inner mapping of one run.
@@ -155,23 +161,38 @@ def parse_ac_run(
     known_qids: Container[str] | None = None,
     shared_pr_runs: SharedPrRuns | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[AnswerRecord]:
     """Parse an AC run (DESIGN.md section 4) from a binary file, reporting every problem.
 
     `known_qids`: the campaign's questions (None: any qID). `shared_pr_runs`: the PR runs
     shared in the campaign, to check every PassageKey against (None: only check that it
-    looks like one). A record is made for each block without problems.
+    looks like one). `max_answer_chars`: the most characters an answer or a nugget may
+    have. A record is made for each block without problems.
     """
     problems: list[Problem] = []
 
     def nugget_line(lineno: int, qid: str, line: str) -> tuple[int | None, NuggetRecord | None]:
         return read_nugget_line(
-            lineno, qid, line, problems, shared_pr_runs=shared_pr_runs, max_rank=max_rank
+            lineno,
+            qid,
+            line,
+            problems,
+            shared_pr_runs=shared_pr_runs,
+            max_rank=max_rank,
+            max_nugget_chars=max_answer_chars,
         )
 
+    blocks = read_answer_blocks(
+        binary_file,
+        problems,
+        nugget_line,
+        known_qids=known_qids,
+        max_answer_chars=max_answer_chars,
+    )
     records = [
         AnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
-        for block in read_answer_blocks(binary_file, problems, nugget_line, known_qids=known_qids)
+        for block in blocks
         if block.clean
     ]
     return ParseResult(records, problems)
@@ -199,13 +220,16 @@ def read_answer_blocks(
     nugget_line: NuggetLineReader[N],
     *,
     known_qids: Container[str] | None = None,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
+    nugget_fields: tuple[str, ...] = NUGGET_FIELDS,
 ) -> Iterator[AnswerBlock[N]]:
     """Yield every block of an AC-style file, reporting problems of its structure.
 
     The building block of `parse_ac_run` and `marked_ac_run.parse_marked_ac_run`:
-    tags, the answer line, blank lines, content outside blocks and the number and
-    uniqueness of nugget lines are checked here; `nugget_line` reads each nugget line.
-    Yields unclean blocks too (with ``clean=False``), in file order.
+    tags, the answer line, blank lines, content outside blocks, control characters in
+    any line (named by `nugget_fields` in a nugget line) and the number and uniqueness of
+    nugget lines are checked here; `nugget_line` reads each nugget line. Yields unclean
+    blocks too (with ``clean=False``), in file order.
     """
     seen_qids: dict[str, int] = {}  # qID -> line of its first opening tag
     block: AnswerBlock[N] | None = None
@@ -220,7 +244,20 @@ def read_answer_blocks(
                     block.answer_read = True
             continue
 
-        if line.startswith("<") and line.endswith(">"):
+        is_tag = line.startswith("<") and line.endswith(">")
+        if is_tag:
+            fields: tuple[str, ...] = (FIELD_QID,)
+        elif block is None:
+            fields = (FIELD_LINE,)
+        else:
+            fields = nugget_fields if block.answer_read else ANSWER_FIELDS
+        control = separated_line_control_problem(
+            line, lineno, fields, rest_first=fields is ANSWER_FIELDS
+        )
+        if control is not None:
+            problems.append(control)
+
+        if is_tag:
             closing = line.startswith("</")
             qid = line[2:-1] if closing else line[1:-1]
             if closing:
@@ -234,12 +271,18 @@ def read_answer_blocks(
                         Problem(
                             lineno,
                             FIELD_TAG,
-                            MISMATCHED_CLOSING_TAG.format(qid, block.qid, block.line),
+                            MISMATCHED_CLOSING_TAG.format(
+                                visible(qid), visible(block.qid), block.line
+                            ),
                         )
                     )
                     block.clean = False
+                if control is not None:
+                    block.clean = False
                 if not block.answer_read:
-                    problems.append(Problem(lineno, FIELD_LINE, MISSING_ANSWER.format(block.qid)))
+                    problems.append(
+                        Problem(lineno, FIELD_LINE, MISSING_ANSWER.format(visible(block.qid)))
+                    )
                     block.clean = False
                 yield block
                 block = None
@@ -249,12 +292,14 @@ def read_answer_blocks(
                     Problem(
                         lineno,
                         FIELD_TAG,
-                        NESTED_BLOCK.format(qid, block.qid, block.line, block.qid),
+                        NESTED_BLOCK.format(
+                            visible(qid), visible(block.qid), block.line, visible(block.qid)
+                        ),
                     )
                 )
                 block.clean = False
                 yield block
-            block = AnswerBlock(qid, lineno)
+            block = AnswerBlock(qid, lineno, clean=control is None)
             if is_blank(qid):
                 problems.append(Problem(lineno, FIELD_QID, EMPTY_FIELD.format(FIELD_QID)))
                 block.clean = False
@@ -275,6 +320,8 @@ def read_answer_blocks(
             else:
                 problems.append(Problem(lineno, FIELD_LINE, OUTSIDE_BLOCK.format(excerpt(line))))
             continue
+        if control is not None:
+            block.clean = False
         if is_blank(line):
             expected = (
                 f"{NUGGET_LINE_FORMAT} or </{block.qid}>"
@@ -286,7 +333,7 @@ def read_answer_blocks(
             continue
         if not block.answer_read:
             block.answer_read = True
-            if not _read_answer_line(block, lineno, line, problems):
+            if not _read_answer_line(block, lineno, line, problems, max_answer_chars):
                 block.clean = False
             continue
 
@@ -296,7 +343,7 @@ def read_answer_blocks(
                 Problem(
                     lineno,
                     FIELD_LINE,
-                    TOO_MANY_NUGGETS.format(block.nugget_lines, block.qid, MAX_NUGGETS),
+                    TOO_MANY_NUGGETS.format(block.nugget_lines, visible(block.qid), MAX_NUGGETS),
                 )
             )
             block.clean = False
@@ -308,7 +355,7 @@ def read_answer_blocks(
                     Problem(
                         lineno,
                         FIELD_NUGGET_NUM,
-                        DUPLICATE_NUGGET_NUM.format(nugget_num, block.qid, first_line),
+                        DUPLICATE_NUGGET_NUM.format(nugget_num, visible(block.qid), first_line),
                     )
                 )
                 block.clean = False
@@ -319,7 +366,11 @@ def read_answer_blocks(
 
     if block is not None:
         problems.append(
-            Problem(block.line, FIELD_TAG, UNTERMINATED_BLOCK.format(block.qid, block.qid))
+            Problem(
+                block.line,
+                FIELD_TAG,
+                UNTERMINATED_BLOCK.format(visible(block.qid), visible(block.qid)),
+            )
         )
         block.clean = False
         yield block
@@ -335,6 +386,7 @@ def read_nugget_line(
     *,
     shared_pr_runs: SharedPrRuns | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_nugget_chars: int = MAX_ANSWER_CHARS,
 ) -> tuple[int | None, NuggetRecord | None]:
     """Read ``[NuggetNum];[PRrunname];[PassageRank];[Nugget]``, reporting its problems.
 
@@ -381,11 +433,14 @@ def read_nugget_line(
                 Problem(
                     lineno,
                     FIELD_PASSAGE_RANK,
-                    UNKNOWN_PASSAGE_RANK.format(rank, run_name, qid, returned),
+                    UNKNOWN_PASSAGE_RANK.format(rank, run_name, visible(qid), returned),
                 )
             )
     if is_blank(text):
         problems.append(Problem(lineno, FIELD_NUGGET, EMPTY_FIELD.format(FIELD_NUGGET)))
+    elif len(text) > max_nugget_chars:
+        message = TOO_LONG.format(len(text), FIELD_NUGGET, max_nugget_chars)
+        problems.append(Problem(lineno, FIELD_NUGGET, message))
     if nugget_num is None or rank is None or len(problems) != before:
         return nugget_num, None
     return nugget_num, NuggetRecord(qid, nugget_num, PassageKey(run_name, rank), text)
@@ -418,7 +473,7 @@ def write_answer_block(
 
 
 def _read_answer_line(
-    block: AnswerBlock[N], lineno: int, line: str, problems: list[Problem]
+    block: AnswerBlock[N], lineno: int, line: str, problems: list[Problem], max_chars: int
 ) -> bool:
     """Read ``[Answer];[Confidence]`` into `block`; False if it has a problem."""
     answer, separator, confidence_text = line.rpartition(";")
@@ -428,6 +483,11 @@ def _read_answer_line(
     ok = True
     if is_blank(answer):
         problems.append(Problem(lineno, FIELD_ANSWER, EMPTY_FIELD.format(FIELD_ANSWER)))
+        ok = False
+    elif len(answer) > max_chars:
+        problems.append(
+            Problem(lineno, FIELD_ANSWER, TOO_LONG.format(len(answer), FIELD_ANSWER, max_chars))
+        )
         ok = False
     confidence = parse_int(confidence_text, MIN_CONFIDENCE, MAX_CONFIDENCE)
     if confidence is None:

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 
 from .common import BinaryReader, Problem, TextSink, excerpt
 from .jsonl import dump_line, iter_json_objects, string_value
+from .limits import MAX_PASSAGE_CHARS
 
 CORPUS_EXAMPLE = '{"docid": "d1", "text": "..."}'
-#: DESIGN.md section 4: "a passage at most 20,000 characters" (a setting of the service).
-MAX_PASSAGE_CHARS = 20_000
 
 DOCID_WHITESPACE = (
     "found white space in docid {!r}; expected a docid without white space "

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from .ac_run import (
+    FIELD_NUGGET,
+    FIELD_NUGGET_NUM,
+    FIELD_PASSAGE_RANK,
+    FIELD_RUN_NAME,
     AnswerRecord,
     NuggetRecord,
     SharedPrRuns,
@@ -33,6 +37,7 @@ from .ac_run import (
     write_answer_block,
 )
 from .common import BinaryReader, ParseResult, Problem, TextSink, excerpt
+from .limits import MAX_ANSWER_CHARS
 from .pr_run import DEFAULT_MAX_RANK
 
 Mark: TypeAlias = Literal["B", "R", "N"]
@@ -49,6 +54,13 @@ BAD_MARK = (
 )
 
 FIELD_MARK = "Mark"
+MARKED_NUGGET_FIELDS = (
+    FIELD_MARK,
+    FIELD_NUGGET_NUM,
+    FIELD_RUN_NAME,
+    FIELD_PASSAGE_RANK,
+    FIELD_NUGGET,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +98,7 @@ def parse_marked_ac_run(
     known_qids: Container[str] | None = None,
     shared_pr_runs: SharedPrRuns | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[MarkedAnswerRecord]:
     """Parse a marked AC run (DESIGN.md section 4), reporting every problem.
 
@@ -105,13 +118,27 @@ def parse_marked_ac_run(
             )
             return None, None
         nugget_num, nugget = read_nugget_line(
-            lineno, qid, rest, problems, shared_pr_runs=shared_pr_runs, max_rank=max_rank
+            lineno,
+            qid,
+            rest,
+            problems,
+            shared_pr_runs=shared_pr_runs,
+            max_rank=max_rank,
+            max_nugget_chars=max_answer_chars,
         )
         return nugget_num, None if nugget is None else MarkedNugget(nugget, mark)
 
+    blocks = read_answer_blocks(
+        binary_file,
+        problems,
+        nugget_line,
+        known_qids=known_qids,
+        max_answer_chars=max_answer_chars,
+        nugget_fields=MARKED_NUGGET_FIELDS,
+    )
     records = [
         MarkedAnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
-        for block in read_answer_blocks(binary_file, problems, nugget_line, known_qids=known_qids)
+        for block in blocks
         if block.clean
     ]
     return ParseResult(records, problems)

@@ -8,13 +8,18 @@ unique within a question (no ties); no line breaks in the text. Run names are
 Rules checked here, each reported as a `Problem`: exactly four fields; non-blank qID,
 docID and PassageText; PassageRank an integer in 1..max_rank; each rank at most once per
 question; at most max_rank passages per question; the qID is one of the campaign's (when
-`known_qids` is given); no blank lines; strict UTF-8; no stray carriage returns.
+`known_qids` is given); no blank lines; strict UTF-8; no stray carriage returns; no control
+characters but tab (named by the field and column that hold one); a PassageText of at most
+`max_passage_chars` characters (DESIGN.md section 4's limit) and a docID of at most
+`MAX_DOC_ID_CHARS` (what the database keeps of one).
 
 Speed: validating a 50 MB run may cost at most about twice a bare
 ``for line in f: line.split(b";", 3)`` loop. So the loop below works on bytes, checks
-each block of lines for ``\r`` and for UTF-8 in one C call, does the fewest checks that
-accept a valid line, and leaves the naming of problems to `_diagnose`, the slow path, when
-those checks fail. Both paths must agree on what is valid; tests check that they do.
+each block of lines for ``\r``, for UTF-8 and for control characters in a few C calls,
+does the fewest checks that accept a valid line (lengths are bounded by byte counts, which
+are never below character counts), and leaves the naming of problems to `_diagnose`, the
+slow path, when those checks fail. Both paths must agree on what is valid; tests check that
+they do.
 """
 
 from __future__ import annotations
@@ -46,6 +51,12 @@ from .common import (
     parse_int,
     strip_cr,
 )
+from .control_characters import (
+    has_control_bytes,
+    may_hold_control_bytes,
+    separated_line_control_problem,
+)
+from .limits import MAX_PASSAGE_CHARS, TOO_LONG
 
 PR_LINE_FORMAT = "[qID];[PassageRank];[docID];[PassageText]"
 DEFAULT_MAX_RANK = 20
@@ -59,6 +70,11 @@ TOO_MANY_PASSAGES = "found passage {} for qID {!r}; expected at most {} passages
 
 FIELD_DOC_ID = "docID"
 FIELD_TEXT = "PassageText"
+PR_FIELDS = (FIELD_QID, FIELD_PASSAGE_RANK, FIELD_DOC_ID, FIELD_TEXT)
+
+#: The width of the docID column (submissions.models.PassageRecord.doc_id): a longer one
+#: would pass SQLite and make PostgreSQL refuse the whole upload with an error.
+MAX_DOC_ID_CHARS = 200
 
 # [Team]-{PG|PO}-[n]. A team name may hold "-" but no white space, ";" or ":" (a
 # PassageKey is written RUN:RANK in qrels and res files).
@@ -80,13 +96,14 @@ def iter_pr_run(
     *,
     known_qids: Container[str] | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> Iterator[PassageRecord]:
     """Yield the passages of a PR run as it is read, appending every problem to `problems`.
 
     Streams: only one chunk of the file is in memory at a time. A line with any problem
     yields no record. `problems` is complete only once the iterator is exhausted.
     """
-    return _scan(binary_file, problems, known_qids, max_rank, keep=True)
+    return _scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=True)
 
 
 def parse_pr_run(
@@ -94,13 +111,14 @@ def parse_pr_run(
     *,
     known_qids: Container[str] | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> ParseResult[PassageRecord]:
     """Parse a PR run (DESIGN.md section 4) from a binary file, reporting every problem.
 
     The file is read in chunks; the records are the only copy of it in memory.
     """
     problems: list[Problem] = []
-    records = list(_scan(binary_file, problems, known_qids, max_rank, keep=True))
+    records = list(_scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=True))
     return ParseResult(records, problems)
 
 
@@ -109,6 +127,7 @@ def validate_pr_run(
     *,
     known_qids: Container[str] | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
+    max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> list[Problem]:
     """Every problem of a PR run, keeping no records: the upload validator.
 
@@ -116,7 +135,7 @@ def validate_pr_run(
     UTF-8, not built, so memory stays flat however large the file is.
     """
     problems: list[Problem] = []
-    for _ in _scan(binary_file, problems, known_qids, max_rank, keep=False):
+    for _ in _scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=False):
         pass
     return problems
 
@@ -151,15 +170,17 @@ def _scan(
     problems: list[Problem],
     known_qids: Container[str] | None,
     max_rank: int,
+    max_passage_chars: int,
     *,
     keep: bool,
 ) -> Iterator[PassageRecord]:
-    tally = _Tally(problems, known_qids, max_rank)
+    tally = _Tally(problems, known_qids, max_rank, max_passage_chars)
     rank_lines = tally.rank_lines
     extra_lines = tally.extra_lines
     # One dict lookup instead of isdigit(), len(), int() and a range check; other
     # spellings of a valid rank ("07") take the slow path, which accepts them.
     rank_values = {str(rank).encode(): rank for rank in range(1, max_rank + 1)}
+    max_doc_id = MAX_DOC_ID_CHARS  # a local: read once per line
     lineno = 0
     doc_id = text = ""
     for data, end, lines in iter_line_blocks(binary_file):
@@ -167,6 +188,9 @@ def _scan(
         # valid UTF-8 as a whole, so their lines need neither check on their own.
         has_cr = data.find(b"\r", 0, end) >= 0
         utf8_checked = not keep and (data.isascii() or is_utf8(data, end))
+        # Most blocks hold no control character; the lines of one that may are checked
+        # one by one, and those that do left to the slow path.
+        controls = may_hold_control_bytes(data)
         for raw in lines:
             lineno += 1
             if has_cr:
@@ -183,7 +207,10 @@ def _scan(
                     and q
                     and d
                     and t
+                    and len(t) <= max_passage_chars
+                    and len(d) <= max_doc_id
                     and not (t.isspace() or q.isspace() or d.isspace())
+                    and not (controls and has_control_bytes(raw))
                 ):
                     try:
                         qid = q.decode("utf-8")
@@ -221,14 +248,26 @@ def _scan(
 class _Tally:
     """What the checks across lines remember: the ranks and line counts per question."""
 
-    __slots__ = ("extra_lines", "known_qids", "max_rank", "problems", "rank_lines")
+    __slots__ = (
+        "extra_lines",
+        "known_qids",
+        "max_passage_chars",
+        "max_rank",
+        "problems",
+        "rank_lines",
+    )
 
     def __init__(
-        self, problems: list[Problem], known_qids: Container[str] | None, max_rank: int
+        self,
+        problems: list[Problem],
+        known_qids: Container[str] | None,
+        max_rank: int,
+        max_passage_chars: int,
     ) -> None:
         self.problems = problems
         self.known_qids = known_qids
         self.max_rank = max_rank
+        self.max_passage_chars = max_passage_chars
         self.rank_lines: dict[str, dict[int, int]] = {}  # qID -> rank -> first line
         # qID -> its lines not counted in rank_lines (a tie or an invalid rank); only these
         # can push a question past max_rank passages.
@@ -254,7 +293,9 @@ class _Tally:
     def slow_line(self, raw: bytes, lineno: int) -> PassageRecord | None:
         """All checks of one line that the fast path did not accept; its record if clean."""
         before = len(self.problems)
-        qid, rank, record = _diagnose(raw, lineno, self.max_rank, self.problems)
+        qid, rank, record = _diagnose(
+            raw, lineno, self.max_rank, self.problems, max_passage_chars=self.max_passage_chars
+        )
         if qid is not None:
             if self.known_qids is not None and qid not in self.known_qids:
                 self.problems.append(Problem(lineno, FIELD_QID, UNKNOWN_QID.format(qid)))
@@ -269,7 +310,12 @@ class _Tally:
 
 
 def _diagnose(
-    raw: bytes, lineno: int, max_rank: int, problems: list[Problem]
+    raw: bytes,
+    lineno: int,
+    max_rank: int,
+    problems: list[Problem],
+    *,
+    max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> tuple[str | None, int | None, PassageRecord | None]:
     """Every problem of one line, on the slow path.
 
@@ -292,6 +338,9 @@ def _diagnose(
         qid_is_utf8 = True
     if "\r" in text:
         problems.append(Problem(lineno, FIELD_LINE, CARRIAGE_RETURN))
+    control = separated_line_control_problem(text, lineno, PR_FIELDS, carriage_return=True)
+    if control is not None:
+        problems.append(control)
     fields = text.split(";", 3)
     if len(fields) != 4:
         problems.append(Problem(lineno, FIELD_LINE, FIELD_COUNT.format(len(fields))))
@@ -313,8 +362,20 @@ def _diagnose(
         )
     if is_blank(doc_id):
         problems.append(Problem(lineno, FIELD_DOC_ID, EMPTY_FIELD.format(FIELD_DOC_ID)))
+    elif len(doc_id) > MAX_DOC_ID_CHARS:
+        problems.append(
+            Problem(
+                lineno, FIELD_DOC_ID, TOO_LONG.format(len(doc_id), FIELD_DOC_ID, MAX_DOC_ID_CHARS)
+            )
+        )
     if is_blank(passage):
         problems.append(Problem(lineno, FIELD_TEXT, EMPTY_FIELD.format(FIELD_TEXT)))
+    elif len(passage) > max_passage_chars:
+        problems.append(
+            Problem(
+                lineno, FIELD_TEXT, TOO_LONG.format(len(passage), FIELD_TEXT, max_passage_chars)
+            )
+        )
     if not qid_is_utf8:
         qid = None
     if qid is not None and rank is not None and len(problems) == before:

@@ -9,8 +9,10 @@ import re
 from dataclasses import dataclass
 
 # The team part may hold '-' itself (NTT-DOCOMO-PG-1); the type and number anchor the end.
-# n has no leading zero, so WASEDA-PG-01 cannot pass for a second WASEDA-PG-1.
-RUN_NAME_RE = re.compile(r"(?P<team>[^\s;:/\\]{1,64})-(?P<type>PG|PO|AC)-(?P<n>[1-9][0-9]{0,5})")
+# n has no leading zero, so WASEDA-PG-01 cannot pass for a second WASEDA-PG-1. No control
+# characters (DESIGN.md section 4): `\s` leaves out NUL and most others.
+TEAM_PART = r"(?P<team>[^\s;:/\\\x00-\x1f\x7f-\x9f]{1,64})"
+RUN_NAME_RE = re.compile(TEAM_PART + r"-(?P<type>PG|PO|AC)-(?P<n>[1-9][0-9]{0,5})")
 KIND_OF_TYPE = {"PG": "pr", "PO": "pr", "AC": "ac"}
 
 

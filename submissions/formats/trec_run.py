@@ -51,6 +51,7 @@ from .common import (
     excerpt,
     parse_int,
 )
+from .run_names import TEAM_PART
 from .trec_lines import iter_trec_fields
 
 TREC_LINE_FORMAT = "qid Q0 docid rank score tag"
@@ -237,9 +238,10 @@ def write_trec_run(records: Iterable[TrecRunRecord], tag: str, text_file: TextSi
 
 # --- run names -----------------------------------------------------------------------------
 
-# The team part as in R2C2 run names (run_names.RUN_NAME_RE): it may hold "-", but no
-# white space, ";", ":" (docids of response segments are RUN:qid:i) or slashes.
-RUBRIC_RUN_NAME_RE = re.compile(r"(?P<team>[^\s;:/\\]{1,64})-(?P<label>[A-Za-z0-9_]{1,32})")
+# The team part as in R2C2 run names (run_names.TEAM_PART): it may hold "-", but no
+# white space, ";", ":" (docids of response segments are RUN:qid:i), slashes or control
+# characters.
+RUBRIC_RUN_NAME_RE = re.compile(TEAM_PART + r"-(?P<label>[A-Za-z0-9_]{1,32})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from campaign.api import CAMPAIGN_NOT_FOUND
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit, JudgmentStatus
 from grading.selectors import marked_run
@@ -70,9 +71,10 @@ class TestJudgmentsList:
     @pytest.mark.parametrize("who", NOT_ORGANISER)
     def test_no_one_else_sees_judgments(self, personas: Personas, graded: Run,
                                         who: str) -> None:
+        # As if the campaign did not exist (DESIGN.md section 7: 404, never 403).
         response = personas.client(who).get("/api/v1/campaigns/toy/judgments/")
-        assert response.status_code == 403
-        assert response.json()["detail"] == "only the organisers of toy may do this"
+        assert response.status_code == 404
+        assert response.json()["detail"] == CAMPAIGN_NOT_FOUND
 
     def test_an_unknown_kind_is_named(self, personas: Personas, graded: Run) -> None:
         response = personas.client("organiser").get("/api/v1/campaigns/toy/judgments/?kind=x")
@@ -182,7 +184,8 @@ class TestPostEditing:
         assert judgment is not None
         response = personas.client(who).patch(
             f"/api/v1/judgments/{judgment.pk}/", {"entailed": True, "note": "n"}, format="json")
-        assert response.status_code == (401 if who == "anonymous" else 403)
+        # No one else sees a judgment, so none exists for them (DESIGN.md section 7).
+        assert response.status_code == (401 if who == "anonymous" else 404)
         assert not JudgmentEdit.objects.exists()
 
 
@@ -225,5 +228,6 @@ def test_the_marked_run_downloads_for_organisers_only(personas: Personas, graded
     response = personas.client("organiser").get(f"/api/v1/runs/{graded.pk}/marked/")
     assert response.status_code == 200
     assert response.content == example("WASEDA-AC-1.marked")
+    # The team's own only once its track is published (tests/security/test_marked_runs.py).
     assert personas.client("participant_a").get(
-        f"/api/v1/runs/{graded.pk}/marked/").status_code == 403
+        f"/api/v1/runs/{graded.pk}/marked/").status_code == 404

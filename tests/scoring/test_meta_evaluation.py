@@ -27,6 +27,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from campaign.api import CAMPAIGN_NOT_FOUND
 from campaign.models import Team
 from scoring.meta_api import NEITHER_FILE
 from scoring.meta_selectors import NO_REFERENCE, NOT_SCORED
@@ -378,11 +379,13 @@ def test_no_one_else_may_upload_or_read_it(personas: Personas, who: str, status:
     upload = _upload(personas, who, **_files(qrels=MANUAL_QRELS))
     read = _meta(personas, who)
 
-    # As the other organiser endpoints answer (tests/scoring/test_scoring_api.py): the
-    # campaign is public, so 403 for what one sees but may not use; 401 without a token.
-    assert upload.status_code == read.status_code == status
+    # As the other organiser endpoints answer (DESIGN.md section 7): the campaign is
+    # public, so a change is refused with 403; what only organisers see answers 404, as
+    # if the campaign did not exist; 401 without a token.
+    assert upload.status_code == status
+    assert read.status_code == (404 if status == 403 else status)
     if status == 403:
-        assert read.json()["detail"] == "only the organisers of toy may do this"
+        assert read.json()["detail"] == CAMPAIGN_NOT_FOUND
         assert "correlation" not in read.json()
     (kept,) = ManualReference.objects.all()
     assert kept.qrels is None

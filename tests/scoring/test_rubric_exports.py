@@ -128,7 +128,7 @@ def test_no_one_but_organisers_downloads_the_graded_pool(
     personas: Personas, scored_case: RubricCase, who: str
 ) -> None:
     response, lines = _graded(personas.client(who))
-    assert response.status_code == 403  # as every organiser export answers
+    assert response.status_code == 404  # as every organiser export answers: as if missing
     assert lines == []
 
 

@@ -1,17 +1,24 @@
-"""Bulk upload: a zip of run files, each validated on its own; unsafe zips refused whole."""
+"""Bulk upload: a zip of run files, each validated on its own and reported on its own;
+unsafe zips, and zips from outside the campaign, refused whole before anything is unpacked."""
 
 from __future__ import annotations
 
+import io
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import DataError
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
+from submissions import services
+from submissions.bulk import ZIP_DUPLICATE, ZIP_MEMBER_FAILED
 from submissions.models import PassageRecord, Run, RunStatus
-from submissions.services import NOT_YOUR_TEAM
+from submissions.services import NOT_A_MEMBER, NOT_YOUR_TEAM, TOO_MANY_RUNS_WITH_ZIP
 from tests.support import Personas, example, make_zip
 
 pytestmark = pytest.mark.django_db
@@ -135,3 +142,100 @@ def test_a_file_that_is_not_a_zip_is_refused(personas: Personas, tracks: dict[st
     response = post_zip(personas, "organiser", b"not a zip")
     assert response.status_code == 400
     assert response.json()["detail"] == "the file is not a zip archive"
+
+
+# --- checked before anything is unpacked or stored (issue 15) -------------------------------
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the zip members opened (unpacked, in part or whole), in order."""
+    names: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def open_member(archive: zipfile.ZipFile, name: Any, mode: Any = "r", *args: Any,
+                    **kwargs: Any) -> Any:
+        if mode == "r":  # writing a zip opens its members too
+            names.append(name.filename if isinstance(name, zipfile.ZipInfo) else name)
+        return real_open(archive, name, mode, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", open_member)
+    return names
+
+
+def test_a_zip_from_outside_the_campaign_is_refused_before_any_member_is_unpacked(
+    personas: Personas, tracks: dict[str, Track], opened: list[str]
+) -> None:
+    content = make_zip({"WASEDA-PO-1": example("WASEDA-PO-1"), "KYOTO-PG-1": example("KYOTO-PG-1")})
+    response = post_zip(personas, "outsider", content)
+
+    assert response.status_code == 403
+    assert response.json()["detail"] == NOT_A_MEMBER.format(campaign="toy")
+    assert opened == []
+    assert Run.objects.count() == 0
+
+
+def test_members_past_the_quota_counting_the_zips_own_runs_are_refused_unpacked(
+    personas: Personas, tracks: dict[str, Track], opened: list[str]
+) -> None:
+    Track.objects.filter(slug="pr").update(max_runs_per_team=2)
+    names = ["WASEDA-PO-1", "WASEDA-PG-1", "WASEDA-PO-2", "WASEDA-PG-2"]
+    content = make_zip({name: example("WASEDA-PO-1") for name in names})
+
+    response = post_zip(personas, "participant_a", content)
+
+    assert response.status_code == 207
+    results = {r["member"]: r for r in response.json()["results"]}
+    assert [results[name]["status"] for name in names] == [201, 201, 409, 409]
+    assert results["WASEDA-PO-2"]["detail"] == TOO_MANY_RUNS_WITH_ZIP.format(
+        team="WASEDA", count=3, track="pr", name="WASEDA-PO-2",
+        names="WASEDA-PG-1, WASEDA-PO-1", max_runs=2)
+    # The refused members were never unpacked; the others were read through once for
+    # their real size, then unpacked to be stored.
+    assert "WASEDA-PO-2" not in opened and "WASEDA-PG-2" not in opened
+    assert sorted(Run.objects.values_list("name", flat=True)) == ["WASEDA-PG-1", "WASEDA-PO-1"]
+
+
+def test_a_failure_while_storing_one_member_is_reported_for_it_and_the_others_stand(
+    personas: Personas, tracks: dict[str, Track], media_in_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_store = services._store_pr_records
+
+    def failing_store(run: Run, *args: Any) -> Any:
+        if run.name == "KYOTO-PG-1":  # e.g. the database refuses a value mid-way
+            raise DataError("value too long for type character varying(200)")
+        return real_store(run, *args)
+
+    monkeypatch.setattr(services, "_store_pr_records", failing_store)
+    content = make_zip({"KYOTO-PG-1": example("KYOTO-PG-1"), "WASEDA-PO-1": example("WASEDA-PO-1")})
+
+    response = post_zip(personas, "organiser", content)
+
+    assert response.status_code == 207
+    results = {r["member"]: r for r in response.json()["results"]}
+    assert results["KYOTO-PG-1"]["status"] == 500
+    assert results["KYOTO-PG-1"]["detail"] == ZIP_MEMBER_FAILED.format(
+        member="KYOTO-PG-1", reason="DataError")
+    assert results["WASEDA-PO-1"]["status"] == 201
+    # Nothing of the failed member: no run row, no records, no file.
+    run = Run.objects.get()
+    assert run.name == "WASEDA-PO-1"
+    assert PassageRecord.objects.count() == 7
+    assert [p.name for p in media_in_tmp.rglob("*") if p.is_file()] == [Path(run.file.name).name]
+
+
+def test_a_zip_that_names_a_run_twice_is_refused_whole(
+    personas: Personas, tracks: dict[str, Track]
+) -> None:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as archive:
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns of the duplicate
+        archive.writestr("WASEDA-PO-1", example("WASEDA-PO-1"))
+        archive.writestr("WASEDA-PO-1", b"D001;1;d;another version\n")
+
+    response = post_zip(personas, "organiser", buffer.getvalue())
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == ZIP_DUPLICATE.format(members="'WASEDA-PO-1'")
+    assert Run.objects.count() == 0

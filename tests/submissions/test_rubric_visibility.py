@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from submissions.api import RUN_NOT_FOUND
 from submissions.models import RankedPassage, Run
 from tests.grading.rubric_support import rubric_run
 from tests.support import Personas, Upload, signed_in
@@ -54,7 +55,7 @@ def test_another_team_cannot_fetch_a_run_it_answers_404_as_if_it_did_not_exist(
 ) -> None:
     response = rubric.client(who).get(path.format(id=runs["KYOTO-llm"]))
     assert response.status_code == 404
-    assert response.json()["detail"] == f"No run {runs['KYOTO-llm']} that you may see."
+    assert response.json()["detail"] == RUN_NOT_FOUND
 
 
 def test_anonymous_gets_nothing(rubric: Personas, runs: dict[str, int]) -> None:

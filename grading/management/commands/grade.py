@@ -5,12 +5,14 @@ The same service as the Celery task (`grading.services.run_grading`: claim, grad
 the official judge, and an AC track's second judge, record the outcome), run here one
 run after another
 with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
-A run whose judge failed is left FAILED with the reason printed; the command then exits
-non-zero.
+A run whose judge failed, or that cannot be graded (a gold check without a gold answer,
+an unexpected error, logged with its traceback), is left FAILED with the reason printed,
+the other runs are graded, and the command then exits non-zero.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -33,6 +35,9 @@ from scoring.services import campaign_score
 from submissions.models import Run
 
 INTERRUPTED = "grading was interrupted (the grade command stopped)"
+FAILED_RUNS = "{failed} run(s) could not be graded"
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -71,6 +76,14 @@ class Command(BaseCommand):
             except KeyboardInterrupt:
                 run_grading_finish(run=run, token=token, failure=INTERRUPTED)  # not left claimed
                 raise
+            except Exception:
+                # run_grading marked the run FAILED with a reason; the traceback goes to
+                # the log for whoever fixes it, and the other runs are still graded.
+                logger.exception("grading %s stopped on an unexpected error", run.name)
+                run.refresh_from_db(fields=["failure_reason"])
+                self.stderr.write(f"{run.name}: run marked failed: {run.failure_reason}")
+                failed += 1
+                continue
             report = outcome.report
             if report is None:
                 self.stderr.write(f"{run.name}: run marked failed: {outcome.failure}")
@@ -86,7 +99,7 @@ class Command(BaseCommand):
             evaluations = campaign_score(campaign=campaign, progress=bar)
         self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
         if failed:
-            raise CommandError(f"{failed} run(s) could not be graded")
+            raise CommandError(FAILED_RUNS.format(failed=failed))
 
 
 def _graded(report: RunGradeReport) -> str:

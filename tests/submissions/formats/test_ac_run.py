@@ -38,6 +38,8 @@ from submissions.formats.common import (
     PassageKey,
     Problem,
 )
+from submissions.formats.control_characters import CONTROL_CHARACTER, NO_CONTROLS_BUT_TAB
+from submissions.formats.limits import MAX_ANSWER_CHARS, TOO_LONG
 from tests.submissions.formats.support import (
     QIDS,
     SHARED_PR_RUNS,
@@ -373,6 +375,74 @@ def test_records_hold_only_the_blocks_without_problems() -> None:
     content = block("x;1", NUGGET) + block("y;200", qid="D002") + block("z;3", qid="D003")
     result = parse_ac_run(bio(content))
     assert [record.qid for record in result.records] == ["D001", "D003"]
+
+
+# --- control characters and lengths (DESIGN.md section 4) -------------------------------------
+
+
+def control(line: int, field: str, code: int, column: int) -> Problem:
+    return Problem(line, field, CONTROL_CHARACTER.format(code, column, NO_CONTROLS_BUT_TAB))
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (block("Buzz\x00Aldrin;85", NUGGET), control(2, "Answer", 0, 5)),
+        (block("Buzz;Aldrin\x1b;85", NUGGET), control(2, "Answer", 0x1B, 12)),
+        (block("Buzz Aldrin;8\x7f5", NUGGET), control(2, "Confidence", 0x7F, 14)),
+        (block("x;1", "1;WASEDA-PO-1;1;A nug\x00get."), control(3, "Nugget", 0, 22)),
+        (block("x;1", "1;WASEDA-PO-1;1;a;b\x85"), control(3, "Nugget", 0x85, 20)),
+        (block("x;1", "\x011;WASEDA-PO-1;1;t"), control(3, "NuggetNum", 1, 1)),
+        (block("x;1", "1;WASEDA-PO-1;\x0c1;t"), control(3, "PassageRank", 0x0C, 15)),
+        ("<D001>\nx;1\n</D001\x00>\n", control(3, "qID", 0, 7)),
+        ("stray\x00\n", control(1, "line", 0, 6)),
+    ],
+)
+def test_it_names_a_control_character_by_its_field_and_column(
+    content: str, problem: Problem
+) -> None:
+    result = parse_ac_run(bio(content), known_qids=None, shared_pr_runs=None)
+    assert result.problems[0] == problem
+    assert result.records == []
+
+
+def test_a_block_opened_by_a_tag_with_a_control_character_gives_no_record() -> None:
+    # No list of questions to check it against: only the control character refuses it.
+    result = parse_ac_run(bio(block("x;1", qid="D0\x1f01")), known_qids=None)
+    assert result.problems == [control(1, "qID", 0x1F, 4), control(3, "qID", 0x1F, 5)]
+    assert result.records == []
+
+
+def test_tabs_are_no_control_characters() -> None:
+    result = parse_ac_run(bio(block("a\tb;5", "1;WASEDA-PO-1;1;c\td")))
+    assert result.problems == []
+    assert result.records == [
+        AnswerRecord("D001", "a\tb", 5, (nugget("D001", 1, "WASEDA-PO-1", 1, "c\td"),))
+    ]
+
+
+@pytest.mark.parametrize(("field", "line"), [("Answer", 2), ("Nugget", 3)])
+def test_an_answer_and_a_nugget_may_have_max_answer_chars_characters_and_no_more(
+    field: str, line: int
+) -> None:
+    most = "\u00e9" * MAX_ANSWER_CHARS  # characters, not bytes
+    at_most = block(f"{most};5", f"1;WASEDA-PO-1;1;{most}")
+    answer, text = (most + "x", most) if field == "Answer" else (most, most + "x")
+    over = block(f"{answer};5", f"1;WASEDA-PO-1;1;{text}")
+    assert parse(at_most) == []
+    assert parse(over) == [
+        Problem(line, field, TOO_LONG.format(MAX_ANSWER_CHARS + 1, field, MAX_ANSWER_CHARS))
+    ]
+
+
+def test_it_takes_the_longest_answer_and_nugget_from_max_answer_chars() -> None:
+    content = block("12345;5", "1;WASEDA-PO-1;1;123456") + block("123456;5", qid="D002")
+    result = parse_ac_run(bio(content), max_answer_chars=5)
+    assert result.problems == [
+        Problem(3, "Nugget", TOO_LONG.format(6, "Nugget", 5)),
+        Problem(6, "Answer", TOO_LONG.format(6, "Answer", 5)),
+    ]
+    assert result.records == []
 
 
 # --- writing -----------------------------------------------------------------------------------

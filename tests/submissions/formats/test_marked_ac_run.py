@@ -15,6 +15,8 @@ from submissions.formats.ac_run import (
     parse_ac_run,
 )
 from submissions.formats.common import BAD_INTEGER, PassageKey, Problem
+from submissions.formats.control_characters import CONTROL_CHARACTER, NO_CONTROLS_BUT_TAB
+from submissions.formats.limits import TOO_LONG
 from submissions.formats.marked_ac_run import (
     BAD_MARK,
     Mark,
@@ -175,6 +177,28 @@ def test_it_checks_blocks_as_an_ac_run_does() -> None:
     assert parse("<D001>\nx;1\n</D003>\n") == [
         Problem(3, "tag", MISMATCHED_CLOSING_TAG.format("D003", "D001", 1))
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "column"),
+    [
+        ("R\x00;1;WASEDA-PO-1;1;t", "Mark", 2),
+        ("R;1;WASEDA-PO-1;1;t\x00", "Nugget", 20),
+        ("R;1;WASEDA-PO-1\x00;1;t", "PRrunname", 16),
+    ],
+)
+def test_it_names_a_control_character_by_its_field_and_column_in_the_whole_line(
+    line: str, field: str, column: int
+) -> None:
+    problems = parse(block("x;1", line))
+    assert problems[0] == Problem(
+        3, field, CONTROL_CHARACTER.format(0, column, NO_CONTROLS_BUT_TAB)
+    )
+
+
+def test_it_holds_nuggets_to_max_answer_chars() -> None:
+    result = parse_marked_ac_run(bio(block("x;1", "R;1;WASEDA-PO-1;1;123456")), max_answer_chars=5)
+    assert result.problems == [Problem(3, "Nugget", TOO_LONG.format(6, "Nugget", 5))]
 
 
 def test_the_writer_refuses_an_unknown_mark() -> None:

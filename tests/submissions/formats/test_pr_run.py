@@ -15,9 +15,12 @@ from submissions.formats.common import (
     UNKNOWN_QID,
     Problem,
 )
+from submissions.formats.control_characters import CONTROL_CHARACTER, NO_CONTROLS_BUT_TAB
+from submissions.formats.limits import MAX_PASSAGE_CHARS, TOO_LONG
 from submissions.formats.pr_run import (
     DUPLICATE_RANK,
     FIELD_COUNT,
+    MAX_DOC_ID_CHARS,
     PR_LINE_FORMAT,
     TOO_MANY_PASSAGES,
     PassageRecord,
@@ -338,6 +341,85 @@ def test_records_hold_only_the_lines_without_problems() -> None:
     assert [record.text for record in result.records] == ["one", "five"]
 
 
+# --- control characters and lengths (DESIGN.md section 4) -------------------------------------
+
+
+def control(line: int, field: str, code: int, column: int) -> Problem:
+    return Problem(line, field, CONTROL_CHARACTER.format(code, column, NO_CONTROLS_BUT_TAB))
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"D0\x0001;1;d;t", control(1, "qID", 0, 3)),
+        (b"D001;\x081;d;t", control(1, "PassageRank", 8, 6)),
+        (b"D001;1;d\x1f;t", control(1, "docID", 0x1F, 9)),
+        (b"D001;1;d;a;b\x00c", control(1, "PassageText", 0, 13)),
+        (b"D001;1;d;\x7f", control(1, "PassageText", 0x7F, 10)),
+        ("D001;1;d;caf\u00e9\u009b".encode(), control(1, "PassageText", 0x9B, 14)),
+    ],
+)
+def test_it_names_a_control_character_by_its_field_and_column(
+    line: bytes, problem: Problem
+) -> None:
+    problems = problems_of(line + b"\n")
+    assert problems[0] == problem
+    assert parse_pr_run(bio(line)).records == []
+
+
+def test_it_allows_tabs_and_non_breaking_spaces_in_a_passage() -> None:
+    content = "D001;1;d;a\tb\u00a0c\n".encode()
+    assert problems_of(content) == []
+    assert parse_pr_run(bio(content)).records == [PassageRecord("D001", 1, "d", "a\tb\u00a0c")]
+
+
+def test_a_carriage_return_inside_a_line_is_reported_once_not_as_a_control_character() -> None:
+    assert problems_of(b"D001;1;d;te\rxt\x01\n") == [
+        Problem(1, "line", CARRIAGE_RETURN),
+        control(1, "PassageText", 1, 15),
+    ]
+
+
+def test_it_finds_a_control_character_deep_in_a_large_file() -> None:
+    # Past the first chunks: the block screen, not only the first lines, must see it.
+    data = big_run(10)
+    at = data.index(b"word", 3 * CHUNK_SIZE)
+    data = data[:at] + b"\x00" + data[at + 1 :]
+    line = data.count(b"\n", 0, at) + 1
+    column = at - data.rindex(b"\n", 0, at)
+    assert problems_of(data) == [control(line, "PassageText", 0, column)]
+
+
+@pytest.mark.parametrize("passage", ["p", "\u00e9"])
+def test_a_passage_may_have_max_passage_chars_characters_and_no_more(passage: str) -> None:
+    # Counted in characters, whatever their size in bytes.
+    at_most = f"D001;1;d;{passage * MAX_PASSAGE_CHARS}\n"
+    over = f"D001;1;d;{passage * (MAX_PASSAGE_CHARS + 1)}\n"
+    assert problems_of(at_most) == []
+    assert problems_of(over) == [
+        Problem(
+            1,
+            "PassageText",
+            TOO_LONG.format(MAX_PASSAGE_CHARS + 1, "PassageText", MAX_PASSAGE_CHARS),
+        )
+    ]
+
+
+def test_it_takes_the_longest_passage_from_max_passage_chars() -> None:
+    content = "D001;1;d;12345\nD001;2;d;123456\n"
+    result = parse_pr_run(bio(content), max_passage_chars=5)
+    assert result.problems == [Problem(2, "PassageText", TOO_LONG.format(6, "PassageText", 5))]
+    assert validate_pr_run(bio(content), max_passage_chars=5) == result.problems
+    assert [record.rank for record in result.records] == [1]
+
+
+def test_a_doc_id_may_be_as_wide_as_the_database_keeps_and_no_wider() -> None:
+    assert problems_of(f"D001;1;{'d' * MAX_DOC_ID_CHARS};t\n") == []
+    assert problems_of(f"D001;1;{'d' * (MAX_DOC_ID_CHARS + 1)};t\n") == [
+        Problem(1, "docID", TOO_LONG.format(MAX_DOC_ID_CHARS + 1, "docID", MAX_DOC_ID_CHARS))
+    ]
+
+
 # --- reading ---------------------------------------------------------------------------------
 
 
@@ -382,6 +464,15 @@ def test_it_parses_the_same_however_the_file_is_read(step: int) -> None:
         b"\xff;1;d;t",
         b"D001;1;d;t\xc3",
         b"D001;\xd9\xa1;d;t",
+        b"D001;1;d;t\x00",
+        b"D001;1;d;\tt\t",
+        b"D001;1;d;t\x7f",
+        b"D001;1;d;t\xc2\x85",
+        b"D001;1;d;t\xc2\xa0",
+        b"D001;1;d;t\x0c\r",
+        b"D001;1;" + b"d" * 201 + b";t",
+        b"D001;1;d;" + b"t" * 20_001,
+        b"D001;1;d;" + "\u00e9".encode() * 10_001,
     ],
 )
 def test_the_fast_path_and_the_slow_path_agree_on_a_line(line: bytes) -> None:
@@ -430,6 +521,10 @@ def test_the_writer_refuses_a_record_that_would_not_read_back(
         ("WA:SEDA-PO-1", False),
         ("WASEDA-po-1", False),
         ("", False),
+        ("WA\x00SEDA-PO-1", False),
+        ("WASEDA\x7f-PO-1", False),
+        ("WASEDA\u0085-PO-1", False),
+        ("W\u00c4SEDA-PO-1", True),
     ],
 )
 def test_it_recognises_pr_run_names(name: str, valid: bool) -> None:

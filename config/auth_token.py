@@ -1,0 +1,56 @@
+"""POST /api/v1/auth/token/: DRF's token view, throttled on failed sign-ins."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, permissions
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from campaign.api import error_responses
+from config.throttles import (
+    TOO_MANY_FAILED_SIGN_INS,
+    SignInPerIpThrottle,
+    SignInPerUsernameThrottle,
+    sign_in_failed,
+    sign_in_succeeded,
+)
+
+
+class ThrottledObtainAuthToken(ObtainAuthToken):
+    """The API token of a user name and password (the same token on every call).
+
+    Failed attempts are counted per user name and per client address; past the rate
+    (settings THROTTLE_SIGN_IN_*) every attempt gets a 429, the right password too,
+    until Retry-After has passed.
+    """
+
+    # DRF checks the throttles before the view runs: a throttled guess never reaches the
+    # password hasher. Only failures are counted (config.throttles).
+    throttle_classes = [SignInPerUsernameThrottle, SignInPerIpThrottle]
+    # As ObtainAuthToken's empty tuple, but the OpenAPI document then says so.
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={200: AuthTokenSerializer, **error_responses(
+            400, 429, described={400: "a field missing, or a wrong user name or password",
+                                 429: "too many failed sign-ins for this user name or from "
+                                      "this address: wait as long as Retry-After says"})},
+        summary="A token for a user name and password",
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        try:
+            response = super().post(request, *args, **kwargs)
+        except exceptions.ValidationError:
+            sign_in_failed(request)
+            raise
+        sign_in_succeeded(request)
+        return response
+
+    def throttled(self, request: Request, wait: float | None) -> NoReturn:
+        raise exceptions.Throttled(wait, detail=TOO_MANY_FAILED_SIGN_INS)

@@ -1,0 +1,195 @@
+"""Throttles: failed sign-ins per user name and per client address, uploads per team.
+
+Rates are settings (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`, from the THROTTLE_*
+variables); the counts live in Django's default cache: Redis in production (CACHE_URL),
+local memory in the embedded setup. The same classes guard the API's token endpoint and
+the web sign-in form, so a guesser gains nothing by switching between them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpRequest
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
+
+from campaign.models import Campaign
+from campaign.selectors import campaign_membership
+
+#: The throttle scopes, keys of DEFAULT_THROTTLE_RATES.
+SIGN_IN_USERNAME = "sign_in_username"
+SIGN_IN_IP = "sign_in_ip"
+UPLOADS_TEAM = "uploads_team"
+NO_RATE = "No throttle rate for scope {scope!r}; set it in REST_FRAMEWORK's DEFAULT_THROTTLE_RATES."
+#: The detail of a 429 from the token endpoint (DRF appends when to try again).
+TOO_MANY_FAILED_SIGN_INS = (
+    "Too many failed sign-ins for this user name or from this address; wait before trying again."
+)
+
+# A web form's request or the API's: the throttles read the same fields of both.
+AnyRequest = HttpRequest | Request
+
+
+class LiveRateThrottle(SimpleRateThrottle):
+    """Reads its rate when created, not when imported.
+
+    SimpleRateThrottle copies the rates into a class attribute at import, so a changed
+    setting (a test's low rate, say) would never be seen.
+    """
+
+    # Set by SimpleRateThrottle.__init__ from the rate; only read while there is one.
+    num_requests: int
+    duration: int
+
+    def get_rate(self) -> str | None:
+        rates: Mapping[str, Any] = api_settings.DEFAULT_THROTTLE_RATES
+        if self.scope is None or self.scope not in rates:
+            raise ImproperlyConfigured(NO_RATE.format(scope=self.scope))
+        rate: str | None = rates[self.scope]
+        return rate
+
+    def wait(self) -> float | None:
+        """Seconds until the window has room for one more request.
+
+        DRF's own answer is None once concurrent requests have pushed the count past the
+        rate, and a 429 without Retry-After leaves the client guessing; this one is the
+        moment the request that filled the last free place leaves the window.
+        """
+        if self.num_requests == 0:
+            return float(self.duration)
+        last_place = self.num_requests - 1  # the history is newest first
+        if len(self.history) <= last_place:
+            return None
+        return max(1.0, self.duration - (self.now - self.history[last_place]))
+
+
+class FailedSignInThrottle(LiveRateThrottle):
+    """Counts failed sign-ins only: whoever types the right password is never slowed.
+
+    `allow_request` checks without counting; the view calls `record_failure` once the
+    credentials turned out wrong. The check and the count are two cache calls, not one
+    atomic step, so a burst of concurrent guesses may overshoot the rate by the burst's
+    size; it is still stopped at the next check.
+    """
+
+    def get_cache_key(self, request: AnyRequest, view: APIView | None) -> str | None:
+        raise NotImplementedError  # per user name or per address: the subclasses say
+
+    def allow_request(self, request: AnyRequest, view: APIView | None) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        self.history = self._recent_history(self.key)
+        if len(self.history) >= self.num_requests:
+            return self.throttle_failure()
+        return True
+
+    def record_failure(self, request: AnyRequest) -> None:
+        if self.rate is None:
+            return
+        key = self.get_cache_key(request, None)
+        if key is None:
+            return
+        history = self._recent_history(key)
+        history.insert(0, self.now)  # newest first, as SimpleRateThrottle keeps it
+        self.cache.set(key, history, self.duration)
+
+    def _recent_history(self, key: str) -> list[float]:
+        self.now = self.timer()
+        history: list[float] = self.cache.get(key, [])
+        return [moment for moment in history if moment > self.now - self.duration]
+
+
+class SignInPerUsernameThrottle(FailedSignInThrottle):
+    """Failed sign-ins naming one user name, from anywhere."""
+
+    scope = SIGN_IN_USERNAME
+
+    def get_cache_key(self, request: AnyRequest, view: APIView | None) -> str | None:
+        username = submitted_username(request)
+        if not username:
+            return None
+        # Hashed: a user name may hold spaces or any character, which some caches refuse.
+        ident = hashlib.sha256(username.casefold().encode()).hexdigest()
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+    def forget(self, request: AnyRequest) -> None:
+        """After a successful sign-in, the user's earlier typos no longer count."""
+        key = self.get_cache_key(request, None)
+        if key is not None:
+            self.cache.delete(key)
+
+
+class SignInPerIpThrottle(FailedSignInThrottle):
+    """Failed sign-ins from one client address, whatever user names they try.
+
+    Never reset by a success: a guesser could otherwise sign in to an account of their
+    own now and then to wipe the count.
+    """
+
+    scope = SIGN_IN_IP
+
+    def get_cache_key(self, request: AnyRequest, view: APIView | None) -> str | None:
+        # REST_FRAMEWORK's NUM_PROXIES says how far to trust X-Forwarded-For.
+        # DRF reads only request.META, which a web form's request has as well.
+        ident = self.get_ident(request)  # type: ignore[arg-type]
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+class UploadsPerTeamThrottle(LiveRateThrottle):
+    """Run uploads (one file or a zip) per team of the campaign in the URL.
+
+    Every upload counts, valid or not: it is the flood that is limited. Organisers and
+    anyone without a team are counted on their own; the view then refuses the latter.
+    """
+
+    scope = UPLOADS_TEAM
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        user = request.user
+        if request.method in SAFE_METHODS or not isinstance(user, AbstractBaseUser):
+            return None
+        campaign = Campaign.objects.filter(slug=view.kwargs.get("slug", "")).first()
+        membership = campaign_membership(campaign=campaign, user=user) if campaign else None
+        if membership is not None and membership.team_id is not None:
+            ident = f"team-{membership.team_id}"
+        else:
+            ident = f"user-{user.pk}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+def submitted_username(request: AnyRequest) -> str | None:
+    """The user name a sign-in request names (form field or JSON member), if any."""
+    data = request.data if isinstance(request, Request) else request.POST
+    username = data.get("username") if isinstance(data, Mapping) else None
+    return username.strip() if isinstance(username, str) and username.strip() else None
+
+
+def sign_in_throttles() -> list[FailedSignInThrottle]:
+    return [SignInPerUsernameThrottle(), SignInPerIpThrottle()]
+
+
+def sign_in_wait(request: AnyRequest) -> float | None:
+    """Seconds before this request may try to sign in again; None if it may now."""
+    waits = [throttle.wait() or 0.0 for throttle in sign_in_throttles()
+             if not throttle.allow_request(request, None)]
+    return max(waits) if waits else None
+
+
+def sign_in_failed(request: AnyRequest) -> None:
+    for throttle in sign_in_throttles():
+        throttle.record_failure(request)
+
+
+def sign_in_succeeded(request: AnyRequest) -> None:
+    SignInPerUsernameThrottle().forget(request)
