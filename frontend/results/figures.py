@@ -274,10 +274,15 @@ def _agreement_section(board: Leaderboard, reference: ManualReference,
     )
 
 
-def plot_sections(board: Leaderboard,
-                  reference: ManualReference | None = None) -> list[PlotSection]:
+def plot_sections(board: Leaderboard, reference: ManualReference | None = None, *,
+                  team_own: Callable[[str], bool] = lambda team: False) -> list[PlotSection]:
     """The board's plot sections; with `reference`, the track's current manual reference,
-    also its agreement with the official leaderboard, if the reference has one."""
+    also its agreement with the official leaderboard, if the reference has one.
+
+    An AC run's reliability diagram is shown only where `team_own(team)` holds for its
+    team (the viewer's own team, or every team for organisers): its bins give a
+    confidence away wherever a bin holds one answer, and confidences stay the team's own
+    (DESIGN.md section 7)."""
     ident, section = f"{board.track}-plot", f"{board.track}-plots"
     loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 
@@ -301,14 +306,16 @@ def plot_sections(board: Leaderboard,
                                               index=index)
 
         figures = [cached_figure(board, f"reliability:{row.run}", reliability(row.run, index))
-                   for index, row in enumerate(board.rows)]
-        sections.append(PlotSection(
-            ident=f"{section}-reliability", heading="Reliability diagrams",
-            intro=("Answers grouped into 10 equal-width confidence bins: a well calibrated "
-                   "run's bins lie on the diagonal. Unanswered questions count with "
-                   "confidence 0."),
-            figures=figures, grid=True,
-        ))
+                   for index, row in enumerate(board.rows) if team_own(row.team)]
+        if figures:
+            sections.append(PlotSection(
+                ident=f"{section}-reliability", heading="Reliability diagrams",
+                intro=("Answers grouped into 10 equal-width confidence bins: a well "
+                       "calibrated run's bins lie on the diagonal. Unanswered questions "
+                       "count with confidence 0. Confidences stay each team's own: the "
+                       "diagrams are of the runs whose confidences you may see."),
+                figures=figures, grid=True,
+            ))
     measures = [m for m in measures_of(board.kind) if m.interval]
     if board.rows and measures:
         names = " and ".join(m.label for m in measures)

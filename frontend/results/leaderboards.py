@@ -7,6 +7,7 @@ snapshot) plus the shaping of a snapshot into a sortable table and plot sections
 from __future__ import annotations
 
 import zoneinfo
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,7 +18,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Role, TrackKind
-from campaign.selectors import campaign_list, campaign_role
+from campaign.selectors import campaign_list, campaign_membership, campaign_role
 from frontend.results.figures import PlotSection, plot_sections
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
 from scoring.leaderboard import Leaderboard
@@ -140,7 +141,7 @@ def _leaderboard_table(campaign: Campaign, board: Leaderboard,
 
 
 def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
-                role: str | None) -> BoardView:
+                role: str | None, team_own: Callable[[str], bool]) -> BoardView:
     zone = zoneinfo.ZoneInfo(campaign.timezone)
     measures = measures_of(board.kind)
     public_from = (campaign_time(campaign, campaign.results_release)
@@ -157,7 +158,7 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
         edited_judgments=board.edited_judgments, needs_review=board.needs_review,
         questions=board.questions, measures=measures,
         table=_leaderboard_table(campaign, board, measures),
-        sections=plot_sections(board, _reference(campaign, board)),
+        sections=plot_sections(board, _reference(campaign, board), team_own=team_own),
         settings=_settings(board), downloads=_downloads(campaign, board, role),
     )
 
@@ -177,6 +178,16 @@ def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
     return "No results are published yet."
 
 
+def _team_own(campaign: Campaign, request: HttpRequest) -> Callable[[str], bool]:
+    """Whose team-own values (an AC run's confidences) the viewer may see, by team name:
+    organisers every team's, a participant their own team's, anyone else none."""
+    if campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER:
+        return lambda team: True
+    membership = campaign_membership(campaign=campaign, user=request.user)
+    own = membership.team.name if membership is not None else None
+    return lambda team: own is not None and team == own
+
+
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(campaign_list(), slug=slug)
     now = timezone.now()
@@ -185,7 +196,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "campaign": campaign,
         "role": role,
-        "boards": [_board_view(campaign, board, now, role) for board in boards],
+        "boards": [_board_view(campaign, board, now, role, _team_own(campaign, request))
+                   for board in boards],
         "empty_message": _empty_message(campaign, role, now),
         "public_at": _public_at(campaign, role, now),
     }

@@ -89,3 +89,31 @@ def test_a_pr_run_shows_the_same_to_everyone(world: World) -> None:
     html = client.get("/campaigns/toy/results/KYOTO-PG-1/").content.decode()
 
     assert ">nDCG@10</th>" in html and WITHHELD not in html
+
+
+def results_page(world: World, who: str) -> str:
+    client = Client()
+    if who != "anonymous":
+        client.force_login(world.user(who))
+    response = client.get("/campaigns/toy/results/")
+    assert response.status_code == 200, (who, response.status_code)
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("who", ["other", "elsewhere", "outsider", "anonymous"])
+def test_the_results_page_shows_no_other_teams_reliability_diagram(
+    world: World, who: str
+) -> None:
+    # Found after the drill-down was fixed: the leaderboard's own plots had a reliability
+    # diagram per AC run for everyone, with the same one-answer bins.
+    html = results_page(world, who)
+
+    assert ">R_O against R_U for every AC run</title>" in html  # aggregates stay public
+    assert RELIABILITY not in html
+
+
+@pytest.mark.parametrize("who", ["own", "organiser"])
+def test_the_results_page_shows_the_own_teams_reliability_diagram(
+    world: World, who: str
+) -> None:
+    assert RELIABILITY in results_page(world, who)
