@@ -184,7 +184,8 @@ def _team_own(campaign: Campaign, request: HttpRequest) -> Callable[[str], bool]
     if campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER:
         return lambda team: True
     membership = campaign_membership(campaign=campaign, user=request.user)
-    own = membership.team.name if membership is not None else None
+    team = membership.team if membership is not None else None
+    own = team.name if team is not None else None
     return lambda team: own is not None and team == own
 
 
