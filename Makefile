@@ -41,6 +41,20 @@ demo: $(STAMP)
 	# --force: the demo publishes even where the judge doubted, and says how many such
 	# judgments no one reviewed (a real campaign reviews them on the dashboard first).
 	$(PY) manage.py publish_leaderboards demo-movies --as olga --force
+	# The RUBRIC campaign (demo/rubric/): the same people, so demo_accounts above serves it too.
+	$(PY) manage.py load_campaign demo/rubric/campaign.yaml
+	# Its test bank came with the campaign file for FH01-FH04; the embedded judge drafts two
+	# nuggets for FH05, the query with none (the 1.5B model drafts nuggets far more reliably
+	# than exam questions). A draft is a long reply, hence the longer timeout on a busy
+	# machine. Should the judge draft nothing, FH05 stays without items and the demo goes on.
+	GRADER_TIMEOUT=$${GRADER_TIMEOUT:-900} $(PY) manage.py testbank_generate demo-rubric \
+	    --target nuggets --n 2 || \
+	    echo "FH05 has no test-bank items: add some on /campaigns/demo-rubric/testbank/"
+	$(PY) manage.py submit_runs demo-rubric --as olga demo/rubric/runs/*
+	# A self-rating quotes the words of the passage it rests on: a longer reply than an R2C2
+	# verdict, so the same longer timeout.
+	GRADER_TIMEOUT=$${GRADER_TIMEOUT:-900} $(PY) manage.py grade demo-rubric
+	$(PY) manage.py publish_leaderboards demo-rubric --as olga --force
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) sh deploy/serve-local.sh
 
 serve: $(STAMP)

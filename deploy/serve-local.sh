@@ -34,10 +34,18 @@ cat <<MSG
 
   The service is starting on http://$HOST:$PORT/
     campaigns        http://$HOST:$PORT/
-    demo campaign    http://$HOST:$PORT/campaigns/demo-movies/   (after make demo: sign in as olga)
+    demo campaigns (after make demo; sign in as olga with the password it printed):
+      R2C2           http://$HOST:$PORT/campaigns/demo-movies/
+        results      http://$HOST:$PORT/campaigns/demo-movies/results/
+        judgments    http://$HOST:$PORT/campaigns/demo-movies/judgments/
+      RUBRIC         http://$HOST:$PORT/campaigns/demo-rubric/
+        results      http://$HOST:$PORT/campaigns/demo-rubric/results/
+        test bank    http://$HOST:$PORT/campaigns/demo-rubric/testbank/
+        grid         http://$HOST:$PORT/campaigns/demo-rubric/tracks/ranking/grid/
+      dashboards     http://$HOST:$PORT/campaigns/demo-movies/dashboard/ and .../demo-rubric/dashboard/
     REST API         http://$HOST:$PORT/api/v1/campaigns/
     API docs         http://$HOST:$PORT/api/docs/
-    health           http://$HOST:$PORT/healthz   (?worker=1 also pings the worker)
+    health           http://$HOST:$PORT/healthz   (signed in as an organiser: every part; ?worker=1 also pings the worker)
     admin            http://$HOST:$PORT/admin/
   Data: $VAR_DIR. Worker log: $VAR_DIR/log/worker.log. Stop with Ctrl-C.
 

@@ -45,6 +45,7 @@ FENCE = re.compile(r"^```(?P<info>[\w-]*)$")
 
 BLOCK_SECONDS = 600  # one block, `make venv` included (it may install what changed)
 READY_SECONDS = 180  # `make serve` until the site, the queue and the worker answer
+HEALTH_TOKEN = "readme-walk-through-monitor"  # the deep health checks' token, as a monitor
 STOP_SECONDS = 60  # Ctrl-C until every process of a session has gone
 
 
@@ -189,8 +190,10 @@ class Terminal:
         stop_session(self.process, signal.SIGTERM)
 
 
-def get_json(url: str, token: str | None = None) -> Any:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+def get_json(url: str, token: str | None = None,
+             headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                   **(headers or {})})
     if token:
         request.add_header("Authorization", f"Token {token}")
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -198,12 +201,14 @@ def get_json(url: str, token: str | None = None) -> Any:
 
 
 def wait_until_served(site: str, serve: subprocess.Popen[Any]) -> None:
-    """Poll /healthz?worker=1 (database, queue, storage and a worker answer) until 200."""
+    """Poll /healthz?worker=1 (database, queue, storage and a worker answer) until 200,
+    as a monitor does: with the health token (anonymous callers get the database only)."""
     deadline = time.monotonic() + READY_SECONDS
     while True:
         assert serve.poll() is None, f"make serve exited with {serve.returncode}"
         try:
-            if get_json(f"{site}/healthz?worker=1")["status"] == "ok":
+            if get_json(f"{site}/healthz?worker=1",
+                        headers={"X-Health-Token": HEALTH_TOKEN})["status"] == "ok":
                 return
         except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
             pass
@@ -297,6 +302,90 @@ def test_the_readme_shows_the_walkthroughs_files_as_they_are(blocks: list[Block]
             f"README.md line {block.line} differs from {path.relative_to(REPO)}")
 
 
+# --- every command and address the README and the serve script name is real ------------
+
+# A page or API address: after the site's origin as the README and the serve script write
+# it, or alone in backticks (`GET /api/v1/runs/ID/`). Placeholders stand for any value.
+SITE_PATH = re.compile(r"(?:http://127\.0\.0\.1:8000|http://\$HOST:\$PORT|\$SITE)(/[^\s`'\"),]*)")
+BARE_PATH = re.compile(
+    r"`(?:(?:GET|POST|PATCH|DELETE) )?(/(?:api|campaigns|runs|judgments)/[^\s`]*)`")
+PLACEHOLDERS = {"SLUG": "placeholder", "TRACK": "placeholder", "$ID": "1", "ID": "1"}
+
+
+def named_paths(text: str) -> set[str]:
+    """The paths `text` names, placeholders filled in, without their query strings."""
+    found = {match[1] for pattern in (SITE_PATH, BARE_PATH) for match in pattern.finditer(text)}
+    paths = set()
+    for path in found:
+        path = path.split("?")[0].rstrip(".")
+        for placeholder, value in PLACEHOLDERS.items():
+            path = re.sub(rf"(?<=/){re.escape(placeholder)}(?=/|$)", value, path)
+        paths.add(path)
+    return paths
+
+
+def site_route(path: str) -> str | None:
+    """The name of the page or API view `path` reaches; None for none, or for the API's
+    catch-all (a JSON 404). A path the README keeps in a variable to append `/?...` to
+    (JUDGMENTS=$SITE/.../judgments) is tried with that slash too."""
+    from django.urls import Resolver404, resolve
+
+    for candidate in (path, f"{path}/"):
+        try:
+            name = resolve(candidate).url_name
+        except Resolver404:
+            continue
+        if name:
+            return name
+    return None
+
+
+def test_every_command_the_readme_names_exists() -> None:
+    from django.core.management import get_commands
+
+    readme = README.read_text(encoding="utf-8")
+    commands = set(re.findall(r"manage\.py (\w+)", readme))
+    assert {"load_campaign", "testbank_generate", "grade", "score"} <= commands
+    assert sorted(commands - set(get_commands())) == []
+    targets = set(re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(encoding="utf-8"),
+                             flags=re.M))
+    # `make X` in prose, or a line of a shell block ("apt-get install ... make curl" is no target).
+    made = set(re.findall(r"(?:^|`)make (\w+)", readme, flags=re.M))
+    assert {"demo", "test", "serve"} <= made
+    assert sorted(made - targets) == []
+
+
+@pytest.mark.parametrize("source", ["README.md", "deploy/serve-local.sh"])
+def test_every_address_the_readme_and_the_serve_script_name_is_a_route(source: str) -> None:
+    paths = named_paths((REPO / source).read_text(encoding="utf-8"))
+    # Both demo campaigns' pages are among them: the results, the test bank, the grid.
+    assert {"/campaigns/demo-movies/results/", "/campaigns/demo-rubric/results/",
+            "/campaigns/demo-rubric/testbank/",
+            "/campaigns/demo-rubric/tracks/ranking/grid/"} <= paths
+    assert sorted(path for path in paths if site_route(path) is None) == []
+
+
+def test_a_path_that_is_no_route_is_caught() -> None:
+    # The check above can fail: the API's catch-all and a missing page count as no route.
+    assert site_route("/api/v1/campaigns/x/no-such-thing/") is None
+    assert site_route("/campaigns/x/no-such-page/") is None
+    assert site_route("/api/v1/runs/1/") == "api-run"
+    assert named_paths("see `GET /api/v1/runs/ID/` and $SITE/campaigns/SLUG/runs/?x=1.") == {
+        "/api/v1/runs/1/", "/campaigns/placeholder/runs/"}
+
+
+def test_the_demo_target_loads_grades_and_publishes_both_campaigns() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    demo = makefile[makefile.index("\ndemo:"):makefile.index("\nserve:")]
+    for slug, steps in (("demo-movies", ["submit_runs", "grade", "publish_leaderboards"]),
+                        ("demo-rubric", ["testbank_generate", "submit_runs", "grade",
+                                         "publish_leaderboards"])):
+        positions = [demo.index(f"manage.py {step} {slug}") for step in steps]
+        assert positions == sorted(positions), slug
+    assert "load_campaign demo/rubric/campaign.yaml" in demo
+    assert demo.index("publish_leaderboards demo-rubric") < demo.index("serve-local.sh")
+
+
 @pytest.fixture
 def scripted_judge() -> Iterator[ScriptedServer]:
     with ScriptedServer(planets_judge()) as server:
@@ -333,7 +422,8 @@ def test_the_readme_walkthrough_runs_as_written(
             with serve_log.open("w") as log:
                 serve = subprocess.Popen(
                     ["bash", "--noprofile", "--norc", "-euc", script], cwd=REPO,
-                    env=terminal.environment(), stdin=subprocess.DEVNULL, stdout=log,
+                    env={**terminal.environment(), "HEALTH_TOKEN": HEALTH_TOKEN},
+                    stdin=subprocess.DEVNULL, stdout=log,
                     stderr=subprocess.STDOUT, start_new_session=True)
             wait_until_served(site, serve)
         assert substituted == set(values), "the walk-through sets these variables"
