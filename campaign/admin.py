@@ -2,9 +2,10 @@
 
 A superuser sees and edits everything, by Django's own permissions. Anyone else sees
 only the campaigns they organise (an organiser Membership; the admin also needs the
-account's staff status), and what belongs to them: the organiser role is the permission,
-so there is no group to keep in step with the campaign files, and a staff account
-without an organiser role sees nothing. What an organiser may do is per model
+account's staff status, which `load_campaign` gives the organisers a file names), and
+what belongs to them: the organiser role is the permission, so there is no group to
+keep in step with the campaign files, and a staff account without an organiser role
+sees nothing. What an organiser may do is per model
 (`organiser_may`): view everything of their campaigns; edit the campaign, its tracks,
 questions and gold answers (settings the campaign file does not hold, such as
 `teams_see_own_scores`, are only edited here); add tracks and questions; delete a
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, TypeVar
 
 from django.contrib import admin
+from django.contrib.admin.options import BaseModelAdmin
 from django.db import models
 from django.db.models import QuerySet
 from django.forms import ModelChoiceField
@@ -88,15 +90,51 @@ def _own_campaigns_only(request: HttpRequest, formfield: Any) -> Any:
     return formfield
 
 
-class OrganiserScopedAdmin(admin.ModelAdmin[_M]):
+class OrganiserPermissions(BaseModelAdmin[_M]):
+    """The permissions of a model admin or an inline, scoped to the organisers.
+
+    A superuser has Django's own permissions; anyone else may take an action in
+    `organiser_may` on a row of a campaign they organise. `campaign_id_of` says which
+    campaign: the row's own in a model admin, the parent row's in an inline (an inline's
+    permissions are asked about the row it is shown in).
+    """
+
+    organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
+
+    def campaign_id_of(self, obj: Any) -> int:
+        return int(obj.serializable_value("campaign"))  # the campaign_id column
+
+    def _may(self, request: HttpRequest, action: str, obj: Any) -> bool:
+        return _organiser_may(request, self.organiser_may, action,
+                              None if obj is None else self.campaign_id_of(obj))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_view_permission(request, obj)
+        return self._may(request, VIEW, obj)
+
+    def has_add_permission(self, request: HttpRequest, *parent: Any) -> bool:
+        # A model admin asks with the request alone, an inline with its parent row too.
+        if _is_superuser(request):
+            return super().has_add_permission(request, *parent)
+        return self._may(request, ADD, parent[0] if parent else None)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_change_permission(request, obj)
+        return self._may(request, CHANGE, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_delete_permission(request, obj)
+        return self._may(request, DELETE, obj)
+
+
+class OrganiserScopedAdmin(OrganiserPermissions[_M], admin.ModelAdmin[_M]):
     """A model admin whose rows belong to a campaign, scoped to its organisers."""
 
     #: The lookup from this model to its campaign's id, for the list's filter.
     campaign_lookup: ClassVar[str] = "campaign_id"
-    organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
-
-    def campaign_id_of(self, obj: _M) -> int:
-        return int(obj.serializable_value("campaign"))  # the campaign_id column
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[_M]:
         rows = super().get_queryset(request)
@@ -104,34 +142,10 @@ class OrganiserScopedAdmin(admin.ModelAdmin[_M]):
             return rows
         return rows.filter(**{f"{self.campaign_lookup}__in": organised_campaign_ids(request)})
 
-    def _may(self, request: HttpRequest, action: str, obj: _M | None) -> bool:
-        return _organiser_may(request, self.organiser_may, action,
-                              None if obj is None else self.campaign_id_of(obj))
-
     def has_module_permission(self, request: HttpRequest) -> bool:
         if _is_superuser(request):
             return super().has_module_permission(request)
         return bool(organised_campaign_ids(request))
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_view_permission(request, obj)
-        return self._may(request, VIEW, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        if _is_superuser(request):
-            return super().has_add_permission(request)
-        return self._may(request, ADD, None)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_change_permission(request, obj)
-        return self._may(request, CHANGE, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_delete_permission(request, obj)
-        return self._may(request, DELETE, obj)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest,
                                  **kwargs: Any) -> Any:
@@ -139,37 +153,8 @@ class OrganiserScopedAdmin(admin.ModelAdmin[_M]):
             request, super().formfield_for_foreignkey(db_field, request, **kwargs))
 
 
-class OrganiserScopedInline(admin.TabularInline[_M, _P]):
+class OrganiserScopedInline(OrganiserPermissions[_M], admin.TabularInline[_M, _P]):
     """An inline of a scoped admin: the parent row's campaign decides."""
-
-    organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
-
-    def parent_campaign_id(self, parent: _P) -> int:
-        return int(parent.serializable_value("campaign"))  # the campaign_id column
-
-    def _may(self, request: HttpRequest, action: str, parent: Any) -> bool:
-        return _organiser_may(request, self.organiser_may, action,
-                              None if parent is None else self.parent_campaign_id(parent))
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_view_permission(request, obj)
-        return self._may(request, VIEW, obj)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_add_permission(request, obj)
-        return self._may(request, ADD, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_change_permission(request, obj)
-        return self._may(request, CHANGE, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if _is_superuser(request):
-            return super().has_delete_permission(request, obj)
-        return self._may(request, DELETE, obj)
 
 
 # The campaign list filter offers only the campaigns in the (scoped) list.
@@ -181,16 +166,16 @@ class TrackInline(OrganiserScopedInline[Track, Campaign]):
     extra = 0
     organiser_may = frozenset({VIEW, CHANGE, ADD})
 
-    def parent_campaign_id(self, parent: Campaign) -> int:
-        return parent.pk
+    def campaign_id_of(self, obj: Campaign) -> int:
+        return obj.pk  # the parent row is the campaign
 
 
 class TeamInline(OrganiserScopedInline[Team, Campaign]):
     model = Team
     extra = 0
 
-    def parent_campaign_id(self, parent: Campaign) -> int:
-        return parent.pk
+    def campaign_id_of(self, obj: Campaign) -> int:
+        return obj.pk  # the parent row is the campaign
 
 
 @admin.register(Campaign)

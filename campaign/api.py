@@ -58,7 +58,11 @@ ERROR_MEANINGS = {
     406: "no such format here (?format= or Accept): the detail names those offered",
     409: "refused in the present state; nothing changed",
     413: "the request body is too large",
+    415: "a body without a Content-Type, or of one this operation does not take (see its "
+         "request body)",
     429: "too many requests: wait as long as Retry-After says",
+    503: "the task queue does not answer: the work was not queued (what else the request "
+         "changed is saved); the detail says how to ask again",
 }
 
 

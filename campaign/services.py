@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaign.campaign_file import CampaignFileError, CampaignSpec
@@ -48,7 +49,8 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
     Idempotent: loading the same spec twice leaves the database as after once.
     Never deletes runs, judgments, questions, tracks or teams: what the file no
     longer names is kept and reported. Memberships follow the file exactly, since
-    the file is where organisers decide who may act in the campaign.
+    the file is where organisers decide who may act in the campaign; its organisers
+    get the staff status the Django admin asks for (nobody loses it here).
     """
     campaign = Campaign.objects.filter(slug=spec.slug).first()
     created = campaign is None
@@ -186,6 +188,8 @@ def _load_people(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
             user.full_clean()
             user.save()
             new_users += 1
+        if role == Role.ORGANISER:
+            _let_into_admin(user)
         membership = Membership.objects.filter(campaign=campaign, user=user).first()
         membership = membership or Membership(campaign=campaign, user=user)
         membership.role = role
@@ -198,3 +202,16 @@ def _load_people(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
     report.counts["teams"] = len(spec.teams)
     report.counts["members"] = len(wanted)
     report.counts["new users"] = new_users
+
+
+def _let_into_admin(user: User) -> None:
+    """Give an organiser the staff status the Django admin asks of everyone signing in.
+
+    The admin (campaign/admin.py) then scopes them to the campaigns they organise: the
+    organiser role is the permission, so there is no group to add them to. Never taken
+    away here, by a reload that drops them or by a participant's membership: staff
+    status may have other reasons, and alone it opens nothing.
+    """
+    if not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])

@@ -37,10 +37,14 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
 
     @extend_schema(
         request=AuthTokenSerializer,
-        responses={200: AuthTokenSerializer, **error_responses(
-            400, 429, described={400: "a field missing, or a wrong user name or password",
-                                 429: "too many failed sign-ins for this user name or from "
-                                      "this address: wait as long as Retry-After says"})},
+        responses={200: AuthTokenSerializer, **error_responses(413, 415, described={
+            400: "a field missing, a body that does not parse, or a wrong user name or "
+                 "password (one answer for a wrong name and a wrong password)",
+            # A sign-in sends no token; one sent anyway is checked before anything else.
+            401: "an Authorization header with a token that is not valid: send none to "
+                 "sign in",
+            429: "too many failed sign-ins for this user name or from this address: wait "
+                 "as long as Retry-After says"})},
         summary="A token for a user name and password",
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

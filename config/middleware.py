@@ -5,6 +5,10 @@ sees comes out of Django as an HTML page: an unknown path outside /api/v1/, a re
 Django refuses before any view runs (bad host, oversized or malformed body), a CSRF
 failure, a 500 from a bug, or a DRF error rendered by the browsable API for a browser.
 This middleware, first in MIDDLEWARE, rewrites those into `{"detail", "errors"}`.
+
+A redirect under /api/ is JSON too: Django sends one, with an empty HTML body, for a path
+that lacks its final slash (APPEND_SLASH: /api/v1, /api/schema); it keeps its status and
+Location, and says where to in `detail`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.http.response import HttpResponseRedirectBase
 from rest_framework.response import Response
 
 from config.api_errors import error_body, error_shape, json_not_found
@@ -39,6 +44,7 @@ FORBIDDEN = (
 METHOD_NOT_ALLOWED = "Method {method} is not allowed at {path}."
 SERVER_ERROR = "Internal server error; it has been logged."
 OTHER_ERROR = "{status} {phrase}."
+REDIRECTED = "The address of this resource is {location}; send the request there."
 #: Headers of the replaced response that still hold for the JSON one.
 KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 
@@ -49,9 +55,13 @@ class ApiErrorsMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
-        if not is_api(request) or response.status_code < 400 or _is_json(response):
+        if not is_api(request) or _is_json(response):
             return response
-        return _as_json(request, response)
+        if response.status_code >= HTTPStatus.BAD_REQUEST:
+            return _as_json(request, response)
+        if isinstance(response, HttpResponseRedirectBase):
+            return _redirect_as_json(response)
+        return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> JsonResponse | None:
         """A request Django refuses while a view reads it (a body too large, too many
@@ -89,6 +99,19 @@ def _as_json(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBa
         shaped = json_not_found(request)
     else:
         shaped = _json(_detail(request, response), status)
+    return _carry_over(response, shaped)
+
+
+def _redirect_as_json(response: HttpResponseRedirectBase) -> HttpResponseBase:
+    location = response["Location"]
+    shaped = JsonResponse({"detail": REDIRECTED.format(location=location), "errors": []},
+                          status=response.status_code)
+    shaped["Location"] = location
+    return _carry_over(response, shaped)
+
+
+def _carry_over(response: HttpResponseBase, shaped: JsonResponse) -> JsonResponse:
+    """`shaped` with the headers and cookies of `response` that still hold for it."""
     for header in KEPT_HEADERS:
         if header in response:
             shaped[header] = response[header]

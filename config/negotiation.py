@@ -1,32 +1,100 @@
-"""Content negotiation where `?format=` wins over the Accept header.
+"""Content negotiation where `?format=` wins over the Accept header, and JSON bodies
+that Python's parser cannot hold are a 400.
 
 DRF narrows the renderers to the asked format and then still requires the Accept header
 to match one of them, so `?format=csv` from a client that sends `Accept:
 application/json` on every request (most API client libraries do) was a 406. The query
 parameter is the more specific wish, written into this one URL; Accept only chooses
 when no format is named.
+
+The parser side: DRF's JSONParser turns a ValueError into a 400, but a body of arrays
+nested some thousands deep makes Python's json module raise RecursionError, which was a
+500; and JSON may spell a lone UTF-16 surrogate (``"\\ud800"``), which is no character:
+Python keeps it in a str that nothing can encode (a cache key, PostgreSQL), another 500
+wherever it went. The parser DRF's negotiation picks for a JSON body is swapped for one
+that refuses both, for every view at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from rest_framework import exceptions
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 UNKNOWN_FORMAT = "No format {format!r} at this endpoint; it offers: {formats}."
+JSON_TOO_DEEP = "JSON parse error - the body is nested too deeply to read."
+JSON_LONE_SURROGATE = (
+    "JSON parse error - a string holds a lone surrogate (\\u{code:04x}), which is no "
+    "character: send text that is valid Unicode."
+)
+#: The code points of UTF-16 surrogates, which are not characters on their own.
+_SURROGATES = range(0xD800, 0xE000)
+
+
+class SoundJSONParser(JSONParser):
+    """DRF's JSON parser, with a 400 for what Python's json module cannot hold."""
+
+    def parse(self, stream: IO[Any], media_type: str | None = None,
+              parser_context: Mapping[str, Any] | None = None) -> Any:
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(JSON_TOO_DEEP) from None
+        surrogate = _lone_surrogate(data)
+        if surrogate is not None:
+            raise exceptions.ParseError(JSON_LONE_SURROGATE.format(code=surrogate))
+        return data
+
+
+def _lone_surrogate(data: Any) -> int | None:
+    """The first lone surrogate in the strings (keys too) of parsed JSON, or None.
+
+    Walked without recursion: the data may be nested nearly as deep as the parser allows.
+    """
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            # Fast path: UTF-8 refuses exactly the surrogates.
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return next(ord(c) for c in value if ord(c) in _SURROGATES)
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return None
 
 
 class FormatParameterFirst(DefaultContentNegotiation):
+    def select_parser(self, request: Request,
+                      parsers: Iterable[BaseParser]) -> BaseParser | None:
+        parser = super().select_parser(request, parsers)
+        # Exactly DRF's own: a view with a JSON parser of its own keeps it.
+        return SoundJSONParser() if type(parser) is JSONParser else parser
+
     def select_renderer(
         self, request: Request, renderers: Iterable[BaseRenderer],
         format_suffix: str | None = None,
     ) -> tuple[BaseRenderer, str]:
         wanted = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
         if not wanted:
-            return super().select_renderer(request, renderers, format_suffix)
+            try:
+                return super().select_renderer(request, renderers, format_suffix)
+            except exceptions.NotAcceptable:
+                # An Accept header that names none of the endpoint's formats (text/html
+                # alone, a typo) gets its first one, JSON for all but the file
+                # endpoints, rather than a 406: what the endpoint has is the useful
+                # answer (RFC 9110, section 12.5.1, lets a server ignore Accept).
+                first = next(iter(renderers))
+                return first, str(first.media_type)
         renderers = list(renderers)
         matching = [renderer for renderer in renderers if renderer.format == wanted]
         if not matching:

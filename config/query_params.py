@@ -52,7 +52,10 @@ class FlagField(forms.NullBooleanField):
         try:
             return parse_flag(value)
         except ValueError as bad:
-            raise forms.ValidationError(str(bad), code="invalid") from None
+            # As a parameter, not in the message: django-filter formats every message
+            # with `%`, and the word sent may hold one (`?label=%` was a 500).
+            raise forms.ValidationError("%(problem)s", code="invalid",
+                                        params={"problem": str(bad)}) from None
 
 
 def _ticked(value: Any) -> bool:

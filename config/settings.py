@@ -108,6 +108,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Work a page asked for but could not queue (Redis down): a message, not a 500.
+    "config.queueing.QueueUnavailableMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -242,8 +244,14 @@ THROTTLE_NUM_PROXIES = env_int("THROTTLE_NUM_PROXIES",
 # The counts live in the default cache. Redis (CACHE_URL) shares them between all web
 # processes; the embedded default, local memory, counts in each process on its own.
 CACHE_URL = env_str("CACHE_URL")
+# How long a call to Redis (this cache, Celery's broker and result store) waits to connect
+# or for an answer before Redis counts as down. Without a bound, a server gone without
+# closing its connections (a failover, a firewall) would hold requests for ever.
+REDIS_TIMEOUT = env_float("REDIS_TIMEOUT", 3.0)
+REDIS_SOCKET_OPTIONS = {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT}
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                "OPTIONS": REDIS_SOCKET_OPTIONS}
     if CACHE_URL else
     {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evalservice"},
 }
@@ -264,8 +272,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "NUM_PROXIES": THROTTLE_NUM_PROXIES,
     "DEFAULT_RENDERER_CLASSES": [
+        # JSON only: everything under /api/ answers JSON (a browser shows it as text);
+        # the API's pages for people are its docs, /api/docs/.
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     # Long lists come a page at a time: {"count", "next", "previous", "results"}.
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -307,6 +316,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A worker's wait for work (BRPOP) is answered within a second, well inside the bound.
+    CELERY_BROKER_TRANSPORT_OPTIONS = dict(REDIS_SOCKET_OPTIONS)
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 
@@ -320,6 +332,15 @@ def _default_result_backend() -> str:
 
 
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or _default_result_backend()
+# Sending a task waits for the broker and, with Redis, for the result store, which Celery
+# asks to follow the task first (its default: twenty tries a second apart). A request that
+# queues work gives up after a few quick tries and says so (config/queueing.py).
+_FEW_QUICK_TRIES = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
+                    "interval_max": 0.5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = _FEW_QUICK_TRIES
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": _FEW_QUICK_TRIES}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_TIMEOUT
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_TIMEOUT
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -4,17 +4,24 @@ Rates are settings (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`, from the THROTTL
 variables); the counts live in Django's default cache: Redis in production (CACHE_URL),
 local memory in the embedded setup. The same classes guard the API's token endpoint and
 the web sign-in form, so a guesser gains nothing by switching between them.
+
+A cache that cannot be reached (Redis down) fails open: every request is let through
+and not counted, with one warning in the log per request. Locking everyone out, or
+answering 500 to every sign-in, would turn a cache outage into a site outage; the
+password hasher still slows a guesser down meanwhile.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from typing import Any
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
+from redis.exceptions import RedisError
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
@@ -29,6 +36,12 @@ SIGN_IN_USERNAME = "sign_in_username"
 SIGN_IN_IP = "sign_in_ip"
 UPLOADS_TEAM = "uploads_team"
 NO_RATE = "No throttle rate for scope {scope!r}; set it in REST_FRAMEWORK's DEFAULT_THROTTLE_RATES."
+#: Logged (once per request) when the cache does not answer.
+CACHE_DOWN = "throttles not applied to %s %s: the cache does not answer (%s)"
+#: What a cache that cannot be reached raises: redis-py's errors, or the socket's own.
+CACHE_ERRORS = (RedisError, OSError)
+#: The attribute marking a request whose dead cache has been logged already.
+_CACHE_DOWN_LOGGED = "_throttle_cache_down_logged"
 #: The detail of a 429 from the token endpoint (DRF appends when to try again).
 TOO_MANY_FAILED_SIGN_INS = (
     "Too many failed sign-ins for this user name or from this address; wait before trying again."
@@ -36,6 +49,23 @@ TOO_MANY_FAILED_SIGN_INS = (
 
 # A web form's request or the API's: the throttles read the same fields of both.
 AnyRequest = HttpRequest | Request
+_T = TypeVar("_T")
+
+logger = logging.getLogger(__name__)
+
+
+def _fail_open(request: AnyRequest, use_cache: Callable[[], _T], fallback: _T) -> _T:
+    """`use_cache()`, or `fallback` when the cache cannot be reached."""
+    try:
+        return use_cache()
+    except CACHE_ERRORS as error:
+        # Each request asks several throttles, each of them the cache more than once:
+        # one line per request is enough to see the outage, and no flood.
+        marked = request._request if isinstance(request, Request) else request
+        if not getattr(marked, _CACHE_DOWN_LOGGED, False):
+            setattr(marked, _CACHE_DOWN_LOGGED, True)
+            logger.warning(CACHE_DOWN, request.method, request.path, error)
+        return fallback
 
 
 class LiveRateThrottle(SimpleRateThrottle):
@@ -55,6 +85,13 @@ class LiveRateThrottle(SimpleRateThrottle):
             raise ImproperlyConfigured(NO_RATE.format(scope=self.scope))
         rate: str | None = rates[self.scope]
         return rate
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        return _fail_open(request, lambda: self._allow(request, view), True)
+
+    def _allow(self, request: Any, view: Any) -> bool:
+        """DRF's check, which counts every request; the sign-in throttles count otherwise."""
+        return super().allow_request(request, view)
 
     def wait(self) -> float | None:
         """Seconds until the window has room for one more request.
@@ -83,7 +120,10 @@ class FailedSignInThrottle(LiveRateThrottle):
     def get_cache_key(self, request: AnyRequest, view: APIView | None) -> str | None:
         raise NotImplementedError  # per user name or per address: the subclasses say
 
-    def allow_request(self, request: AnyRequest, view: APIView | None) -> bool:
+    def record_failure(self, request: AnyRequest) -> None:
+        _fail_open(request, lambda: self._record_failure(request), None)
+
+    def _allow(self, request: AnyRequest, view: APIView | None) -> bool:
         if self.rate is None:
             return True
         self.key = self.get_cache_key(request, view)
@@ -94,7 +134,7 @@ class FailedSignInThrottle(LiveRateThrottle):
             return self.throttle_failure()
         return True
 
-    def record_failure(self, request: AnyRequest) -> None:
+    def _record_failure(self, request: AnyRequest) -> None:
         if self.rate is None:
             return
         key = self.get_cache_key(request, None)
@@ -120,14 +160,14 @@ class SignInPerUsernameThrottle(FailedSignInThrottle):
         if not username:
             return None
         # Hashed: a user name may hold spaces or any character, which some caches refuse.
-        ident = hashlib.sha256(username.casefold().encode()).hexdigest()
+        ident = hashlib.sha256(username.casefold().encode("utf-8", "surrogatepass")).hexdigest()
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
     def forget(self, request: AnyRequest) -> None:
         """After a successful sign-in, the user's earlier typos no longer count."""
         key = self.get_cache_key(request, None)
         if key is not None:
-            self.cache.delete(key)
+            _fail_open(request, lambda: self.cache.delete(key), None)
 
 
 class SignInPerIpThrottle(FailedSignInThrottle):

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from config.queueing import queue_task
 from frontend.organiser import _organiser_campaign, _user
 from grading.models import JudgeValidation
 from grading.tasks import validate_judge
@@ -24,7 +25,8 @@ def start_validation(request: HttpRequest, slug: str) -> HttpResponse:
     if judge not in JUDGES:
         messages.error(request, f"No judge {judge!r}: expected official or second.")
         return redirect("dashboard", slug=slug)
-    validate_judge.delay(campaign.pk, judge, _user(request).pk)
+    queue_task(validate_judge.delay, campaign.pk, judge, _user(request).pk,
+               work=f"the validation of the {judge} judge", retry="Start it again later.")
     size = len(read_labelled_set(DEV_SET).items)
     messages.success(request, f"Validation of the {judge} judge on the dev set ({size} "
                               "items) queued; its figures appear here when a worker is done.")

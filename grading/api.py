@@ -87,7 +87,7 @@ class GradingView(APIView):
                    parameters=[OpenApiParameter("all", bool, description="re-grade graded runs")],
                    responses={202: OpenApiResponse(description=(
                        "detail, runs (the names queued) and tasks (their task ids)")),
-                              **error_responses(400, 401, 403, 404)})
+                              **error_responses(400, 401, 403, 404, 503)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         run_ids = campaign_grading_queue(
@@ -201,7 +201,7 @@ class JudgmentDetailView(APIView):
 
     @extend_schema(request=JudgmentEditSerializer,
                    responses={200: JudgmentDetailSerializer,
-                              **error_responses(400, 401, 404, 413)},
+                              **error_responses(400, 401, 404, 413, 415, 503)},
                    summary="Post-edit a judgment's label")
     def patch(self, request: Request, judgment_id: int) -> Response:
         judgment = _organisers_judgment(request, judgment_id)
@@ -224,7 +224,7 @@ class JudgmentConfirmView(APIView):
 
     @extend_schema(
         request=None, summary="Confirm a judgment's label: reviewed, the judge was right",
-        responses={200: JudgmentDetailSerializer, **error_responses(401, 404, described={
+        responses={200: JudgmentDetailSerializer, **error_responses(401, 404, 503, described={
             400: "the judgment has no label to confirm (needs review)"})})
     def post(self, request: Request, judgment_id: int) -> Response:
         judgment = _organisers_judgment(request, judgment_id)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from typing import Any
 
 from celery import shared_task
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from campaign.models import Campaign
+from config.queueing import queue_on_commit
 from grading.judge import JudgeUnavailable
 from grading.rubric_services import RubricGradeReport
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
@@ -21,6 +20,10 @@ from grading.testbank_regrade import testbank_items_regrade
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
 from submissions.models import Run
+
+#: What to do when grading could not be queued: the runs are QUEUED, and stay so.
+RUNS_STAY_QUEUED = ("The runs stay queued: ask for grading of the pending runs again once "
+                    "the queue answers (or run `manage.py grade`).")
 
 logger = logging.getLogger(__name__)
 
@@ -93,15 +96,14 @@ def grade_testbank_items(self: Any, campaign_id: int,
 def enqueue_grading(run_ids: list[int]) -> list[str]:
     """Mark the runs QUEUED now and send a grading task per run once the transaction
     commits; returns the task ids. A task lost on the way leaves its run QUEUED, where
-    the next "grade pending runs" (or the `grade` command) finds it."""
-
-    def send(run_id: int, task_id: str) -> None:
-        grade_run.apply_async(args=(run_id,), task_id=task_id)
-
+    the next "grade pending runs" (or the `grade` command) finds it; if the queue does
+    not answer, `QueueUnavailable` (at the commit) says so."""
     runs_mark_queued(run_ids=run_ids)
     task_ids = [str(uuid.uuid4()) for _ in run_ids]
+    work = f"the grading of {len(run_ids)} run(s)"
     for run_id, task_id in zip(run_ids, task_ids, strict=True):
-        transaction.on_commit(functools.partial(send, run_id, task_id))
+        queue_on_commit(grade_run.apply_async, args=(run_id,), task_id=task_id, work=work,
+                        retry=RUNS_STAY_QUEUED)
     return task_ids
 
 
@@ -135,8 +137,11 @@ def generate_testbank(campaign_id: int, target: str, n: int,
 
 def enqueue_testbank_generation(*, campaign: Campaign, target: str, n: int,
                                 user: User | None) -> str:
-    """Send a generation task once the current transaction commits; its task id."""
+    """Send a generation task once the current transaction commits; its task id.
+    `QueueUnavailable` (at the commit) if the queue does not answer."""
     task_id = str(uuid.uuid4())
     args = (campaign.pk, target, n, user.pk if user else None)
-    transaction.on_commit(lambda: generate_testbank.apply_async(args=args, task_id=task_id))
+    queue_on_commit(generate_testbank.apply_async, args=args, task_id=task_id,
+                    work="the drafting of test-bank items",
+                    retry="Ask for the drafts again once the queue answers.")
     return task_id

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from campaign.api import error_responses
 from campaign.models import BankItemStatus, Campaign, Role, TestBankItem
 from campaign.selectors import campaign_role, testbank_items
 from campaign.serializers import (
@@ -71,7 +72,11 @@ def _detail(item: TestBankItem) -> dict[str, Any]:
     return dict(TestBankItemDetailSerializer(item).data)
 
 
-NOT_FOUND = OpenApiResponse(description="no such campaign or item, or not its organiser")
+#: The meanings of the bank's error statuses (campaign.api.error_responses).
+BANK_NOT_FOUND = {404: "no such campaign, or not its organiser (the same answer)"}
+ITEM_NOT_FOUND = {404: "no such item, or not an organiser of its campaign (the same answer)"}
+BAD_EDIT = {400: "a field missing or not valid (each named in errors), or the change "
+                 "refused by the bank's rules (the field named)"}
 
 
 class TestBankView(APIView):
@@ -82,7 +87,8 @@ class TestBankView(APIView):
     @extend_schema(summary="Test-bank items (organisers; retired ones too)", parameters=[
         OpenApiParameter("qid", str, description="the items of one query"),
         OpenApiParameter("status", str, enum=list(BankItemStatus.values)),
-    ], responses={200: TestBankItemSerializer(many=True), 404: NOT_FOUND})
+    ], responses={200: TestBankItemSerializer(many=True), **error_responses(401, described={
+        **BANK_NOT_FOUND, 400: "a status or qid that is not valid (named)"})})
     def get(self, request: Request, slug: str) -> Response:
         campaign = organisers_bank_or_404(request, slug)
         wanted = request.query_params.get("status") or None
@@ -99,7 +105,9 @@ class TestBankView(APIView):
 
     @extend_schema(summary="Add a test-bank item (audited; graded at once if runs are graded)",
                    request=TestBankAddSerializer,
-                   responses={201: TestBankItemDetailSerializer, 404: NOT_FOUND})
+                   responses={201: TestBankItemDetailSerializer,
+                              **error_responses(401, 413, 415, 503,
+                                                described={**BAD_EDIT, **BANK_NOT_FOUND})})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organisers_bank_or_404(request, slug)
         form = TestBankAddSerializer(data=request.data)
@@ -121,13 +129,16 @@ class TestBankItemView(APIView):
     permission_classes = [permissions.AllowAny]  # everyone else gets the 404 below
 
     @extend_schema(summary="A test-bank item with its history",
-                   responses={200: TestBankItemDetailSerializer, 404: NOT_FOUND})
+                   responses={200: TestBankItemDetailSerializer,
+                              **error_responses(401, described=ITEM_NOT_FOUND)})
     def get(self, request: Request, item_id: int) -> Response:
         return Response(_detail(_organisers_item_or_404(request, item_id)))
 
     @extend_schema(summary="Edit a test-bank item (audited; its pairs are graded again)",
                    request=TestBankEditFormSerializer,
-                   responses={200: TestBankItemDetailSerializer, 404: NOT_FOUND})
+                   responses={200: TestBankItemDetailSerializer,
+                              **error_responses(401, 413, 415, 503,
+                                                described={**BAD_EDIT, **ITEM_NOT_FOUND})})
     def patch(self, request: Request, item_id: int) -> Response:
         item = _organisers_item_or_404(request, item_id)
         form = TestBankEditFormSerializer(data=request.data)
@@ -145,7 +156,9 @@ class TestBankItemView(APIView):
 
     @extend_schema(summary="Retire a test-bank item (kept, with its history)", parameters=[
         OpenApiParameter("note", str, required=True, description="why it goes"),
-    ], request=None, responses={200: TestBankItemDetailSerializer, 404: NOT_FOUND})
+    ], request=None, responses={200: TestBankItemDetailSerializer, **error_responses(
+        401, 503, described={**ITEM_NOT_FOUND, 400: "no note, one that is not valid, or the item "
+                                                   "already retired"})})
     def delete(self, request: Request, item_id: int) -> Response:
         item = _organisers_item_or_404(request, item_id)
         try:
@@ -165,8 +178,8 @@ class TestBankGenerateView(APIView):
         request=TestBankGenerateSerializer,
         summary="Draft test-bank items with the judge for the queries that have none",
         responses={202: OpenApiResponse(description='{"detail", "task"}: the task id'),
-                   400: OpenApiResponse(description="a bad target or n, named"),
-                   404: OpenApiResponse(description="no such campaign, or not its organiser")})
+                   **error_responses(401, 413, 415, 503, described={
+                       **BANK_NOT_FOUND, 400: "a bad target or n, named"})})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organisers_bank_or_404(request, slug)
         form = TestBankGenerateSerializer(data=request.data)

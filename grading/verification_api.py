@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from campaign.api import error_responses
 from campaign.models import Campaign, TestBankItem, Track
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.testbank_api import organisers_bank_or_404
@@ -270,15 +271,16 @@ class TestBankGapsSerializer(serializers.Serializer[dict[str, Any]]):
         "depth): in neither list")
 
 
-NOT_FOUND = OpenApiResponse(description="no such campaign, or not its organiser (the same "
-                            "answer to everyone else, whether or not the campaign exists)")
+#: The meanings of the analyses' error statuses (campaign.api.error_responses).
+NOT_FOUND = {404: "no such campaign, or not its organiser (the same answer to everyone "
+                  "else, whether or not the campaign exists)"}
 TRACK = OpenApiParameter("track", str, required=True, description="a ranking or response track")
 QID = OpenApiParameter("qid", str, required=True, description="a query of the campaign")
 FILTERS = [OpenApiParameter("item", str, description="only this current item (its item_id)"),
            OpenApiParameter("grade", int, enum=list(RUBRIC_GRADES),
                             description="only this grade")]
-BAD_QUERY = OpenApiResponse(description="track or qid missing or unknown, the track not a "
-                            "ranking/response track, or a bad item or grade (named)")
+BAD_QUERY = {400: "track or qid missing or unknown, the track not a ranking/response "
+                  "track, or a bad item or grade (named)"}
 
 
 class GridView(APIView):
@@ -286,7 +288,8 @@ class GridView(APIView):
 
     @extend_schema(
         parameters=[TRACK, QID, *FILTERS],
-        responses={200: GridSerializer, 400: BAD_QUERY, 404: NOT_FOUND},
+        responses={200: GridSerializer,
+                   **error_responses(401, described={**BAD_QUERY, **NOT_FOUND})},
         summary="The grid of one query: the track's pooled passages by the query's current "
                 "items, each cell a grade and an extracted answer (organisers)")
     def get(self, request: Request, slug: str) -> Response:
@@ -303,7 +306,8 @@ class AnswersView(APIView):
 
     @extend_schema(
         parameters=[TRACK, QID, *FILTERS],
-        responses={200: AnswersSerializer, 400: BAD_QUERY, 404: NOT_FOUND},
+        responses={200: AnswersSerializer,
+                   **error_responses(401, described={**BAD_QUERY, **NOT_FOUND})},
         summary="Verify grading: each current item's extracted answers over the query's "
                 "pool, grouped by grade, highest first (organisers)")
     def get(self, request: Request, slug: str) -> Response:
@@ -323,12 +327,10 @@ class TestBankGapsView(APIView):
     @extend_schema(
         parameters=[TRACK, OpenApiParameter("qid", str,
                                             description="only this query of the manual qrels")],
-        responses={200: TestBankGapsSerializer,
-                   400: OpenApiResponse(description="track missing or unknown, or a query "
-                                        "the manual qrels do not judge (named)"),
-                   404: NOT_FOUND,
-                   409: OpenApiResponse(description="the track has no manual qrels yet "
-                                        "(detail says what to upload, and where)")},
+        responses={200: TestBankGapsSerializer, **error_responses(401, described={
+            **NOT_FOUND,
+            400: "track missing or unknown, or a query the manual qrels do not judge (named)",
+            409: "the track has no manual qrels yet (detail says what to upload, and where)"})},
         summary="Missing from the test bank and spurious items: the current grades against "
                 "the track's manual qrels (organisers)")
     def get(self, request: Request, slug: str) -> Response:

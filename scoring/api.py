@@ -53,6 +53,7 @@ NO_RUBRIC_QRELS = "no Rubric-Qrels of track {track} of {slug} that you may see"
 GRADED_JSONL = "graded.jsonl"
 NOT_PUBLISHED = "the {track} leaderboard of {slug} was not published; see problems"
 FORCE_HINT = ', or publish with {"force": true}'
+NO_SUCH_TRACK = "No track {track!r} in {slug}."
 
 
 class CsvRenderer(renderers.BaseRenderer):
@@ -67,7 +68,7 @@ class CsvRenderer(renderers.BaseRenderer):
 
 class LeaderboardsView(APIView):
     permission_classes = [permissions.AllowAny]
-    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CsvRenderer]
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
 
     @extend_schema(summary="Leaderboards you may see (published; organisers: all)",
                    parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
@@ -91,7 +92,7 @@ class PublishView(APIView):
         responses={200: LeaderboardSerializer, 409: OpenApiResponse(
             PUBLISH_REFUSED, description="Refused: the scores are stale, or rest on "
             "doubtful judgments no organiser has reviewed (force goes over those only)"),
-            **error_responses(400, 401, 403, 413, described={
+            **error_responses(400, 401, 403, 413, 415, described={
                 404: "no such campaign, or the track has not been scored yet"})},
         summary="Publish a track's latest leaderboard (DELETE withdraws it)")
     def post(self, request: Request, slug: str, track: str) -> Response:
@@ -114,10 +115,13 @@ class PublishView(APIView):
                             status=status.HTTP_409_CONFLICT)
         return Response(leaderboard(evaluation=publication.evaluation).as_json())
 
-    @extend_schema(request=None, responses={204: None, **error_responses(401, 403, 404)},
-                   summary="Withdraw a track's published leaderboard")
+    @extend_schema(request=None, responses={204: None, **error_responses(401, 403, described={
+                       404: "no such campaign, or no such track in it"})},
+                   summary="Withdraw a track's published leaderboard (none published: 204)")
     def delete(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
+        if not campaign.tracks.filter(slug=track).exists():
+            raise exceptions.NotFound(NO_SUCH_TRACK.format(track=track, slug=slug))
         for evaluation in Evaluation.objects.filter(track__campaign=campaign, track__slug=track,
                                                     published_at__isnull=False):
             evaluation_unpublish(evaluation=evaluation)
@@ -129,7 +133,7 @@ class ScoringView(APIView):
 
     @extend_schema(request=None, summary="Recompute every leaderboard (queued for a worker)",
                    responses={202: OpenApiResponse(description="detail, and task (its id)"),
-                              **error_responses(401, 403, 404)})
+                              **error_responses(401, 403, 404, 503)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = organiser_campaign(request, slug)
         task_id = enqueue_scoring(campaign.pk)

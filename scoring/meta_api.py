@@ -1,20 +1,21 @@
 """REST API v1 for meta-evaluation (DESIGN.md section 10): organisers upload a manual
 reference of a ranking/response track and read how the Rubric grades agree with it.
 Thin views; organisers only, answering everyone else as the other organiser endpoints
-do (403 to a signed-in non-organiser, 401 without a token)."""
+do (campaign.api.organiser_campaign): the upload a 403, the comparison, which is not
+theirs to see, a 404 as for a missing campaign; 401 without a token."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api import organiser_campaign
+from campaign.api import error_responses, organiser_campaign
 from config.api_errors import authenticated_user
 from scoring.meta_selectors import NothingToCompare, meta_evaluation, reference_summary
 from scoring.reference_services import (
@@ -95,10 +96,12 @@ class ReferenceView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ReferenceUploadSerializer},
-        responses={201: ReferenceSerializer,
-                   400: OpenApiResponse(description="no file, an unknown or non-ranking/"
-                                        "response track, a file over the limit, or problems "
-                                        "in a file (each named by its line); nothing stored")},
+        responses={201: ReferenceSerializer, **error_responses(401, 403, 415, described={
+            400: "no file, an unknown or non-ranking/response track, a file over the limit, "
+                 "or problems in a file (each named by its line); nothing stored",
+            404: "no such campaign",
+            413: "the form's fields other than the files larger than "
+                 "DATA_UPLOAD_MAX_MEMORY_SIZE (a file over the limit is a 400)"})},
         summary="Upload the manual reference of a ranking/response track (replaces the "
                 "previous one)")
     def post(self, request: Request, slug: str) -> Response:
@@ -123,11 +126,10 @@ class MetaEvaluationView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("track", str, required=True,
                                      description="a ranking or response track")],
-        responses={200: MetaEvaluationSerializer,
-                   400: OpenApiResponse(description="track missing, unknown, or not a "
-                                        "ranking/response track"),
-                   404: OpenApiResponse(description="the track has no snapshot yet or no "
-                                        "manual reference (detail says which)")},
+        responses={200: MetaEvaluationSerializer, **error_responses(401, described={
+            400: "track missing, unknown, or not a ranking/response track",
+            404: "no such campaign, or not its organiser (the same answer); or the track "
+                 "has no snapshot yet or no manual reference (detail says which)"})},
         summary="Meta-evaluation: the latest Rubric leaderboard and labels against the "
                 "manual reference")
     def get(self, request: Request, slug: str) -> Response:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import uuid
 
 from celery import shared_task
-from django.db import transaction
 
 from campaign.models import Campaign
+from config.queueing import queue_on_commit
 from scoring.services import campaign_score
+
+SCORE_AGAIN = "Ask for scoring again once the queue answers."
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -22,8 +24,10 @@ def score_campaign(campaign_id: int) -> list[int]:
 
 
 def enqueue_scoring(campaign_id: int) -> str:
-    """Queue a scoring of the campaign once the current transaction commits; the task id."""
+    """Queue a scoring of the campaign once the current transaction commits; the task id.
+
+    Raises `QueueUnavailable` (at the commit) if the task queue does not answer."""
     task_id = str(uuid.uuid4())
-    transaction.on_commit(
-        lambda: score_campaign.apply_async(args=(campaign_id,), task_id=task_id))
+    queue_on_commit(score_campaign.apply_async, args=(campaign_id,), task_id=task_id,
+                    work="the scoring of the campaign", retry=SCORE_AGAIN)
     return task_id

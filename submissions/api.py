@@ -65,6 +65,22 @@ def _invalid(run: Run) -> Response:
     )
 
 
+#: Why an upload is refused as a whole (run_submit's RunRefused, the form, the throttle).
+UPLOAD_REFUSALS = {
+    400: "a field missing, an unknown track, or a bad run name or description (nothing "
+         "stored); or a file that breaks the format rules: stored as an invalid run, each "
+         "problem in errors (with its line) and the run itself in run",
+    403: "not a member of one of the campaign's teams, not your team's run, or the track "
+         "not open for runs (before topics_release or after its deadline)",
+    404: "no such campaign",
+    409: "the team already has as many current runs in the track as it may, or a run of "
+         "this name is being replaced at this moment",
+    413: "a run file larger than RUN_MAX_BYTES, or the form's other fields larger than "
+         "DATA_UPLOAD_MAX_MEMORY_SIZE",
+    429: "too many uploads from your team: wait as long as Retry-After says",
+}
+
+
 class CampaignRunsView(APIView):
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
@@ -93,8 +109,9 @@ class CampaignRunsView(APIView):
         runs = runs.select_related("uploaded_by").order_by("name", "-created_at")
         return Response(RunSerializer(runs, many=True).data)
 
-    @extend_schema(request=RunUploadSerializer, responses={201: RunSerializer},
-                   summary="Submit a run (multipart: track, name, file[, description])")
+    @extend_schema(request=RunUploadSerializer, summary=(
+        "Submit a run (multipart: track, name, file[, description])"),
+        responses={201: RunSerializer, **error_responses(401, 415, described=UPLOAD_REFUSALS)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         form = RunUploadSerializer(data=request.data)
@@ -143,7 +160,12 @@ class CampaignRunsBulkView(APIView):
                        400: OpenApiResponse(BULK_OUTCOME, description=(
                            "no member stored (each named in results), or the form itself "
                            "refused (detail and errors only)")),
-                       **error_responses(401, 403, 404, 413, 429)})
+                       **error_responses(401, 415, described={
+                           403: "not a member of one of the campaign's teams",
+                           404: UPLOAD_REFUSALS[404],
+                           413: "the form's fields other than the zip larger than "
+                                "DATA_UPLOAD_MAX_MEMORY_SIZE (a zip too large is a 400)",
+                           429: UPLOAD_REFUSALS[429]})})
     def post(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         form = BulkUploadSerializer(data=request.data)

@@ -39,6 +39,11 @@ from submissions.services import (
 logger = logging.getLogger(__name__)
 
 ZIP_NOT_A_ZIP = "the file is not a zip archive"
+ZIP_BAD_NAME = (
+    "the zip names a member in bytes that are not UTF-8 although it says they are; "
+    "expected plain run file names"
+)
+ZIP_ENCRYPTED = "member {member!r} is encrypted; expected run files without a password"
 ZIP_UNSAFE_NAME = "member {member!r} has an unsafe path; expected plain run file names"
 ZIP_TOO_MANY = "the zip has {count} members; the limit is {limit}"
 ZIP_TOO_LARGE = "the zip unpacks to {size} bytes; the limit is {limit}"
@@ -67,6 +72,8 @@ HEAD_BYTES = 4096
 UNPACK_CHUNK = 1 << 20
 # A member larger than this is spooled to a temporary file rather than kept in memory.
 SPOOL_IN_MEMORY = 8 << 20
+#: The general-purpose flag of a member whose data is encrypted (the zip specification, 4.4.4).
+_ENCRYPTED = 0x1
 # What reading a member of a damaged zip raises.
 _CORRUPT = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, zlib.error)
 
@@ -151,8 +158,9 @@ def runs_submit_zip(
     known to be sound:
 
     1. The zip (RunRefused, nothing unpacked): a zip archive, plain safe names (no
-       absolute paths, ``..``, folders or links), each name once, not too many members,
-       declared sizes within the limit; and that `user` may submit to `campaign` at all.
+       absolute paths, ``..``, folders or links; UTF-8 where flagged so), each name once,
+       not too many members, none encrypted, declared sizes within the limit; and that
+       `user` may submit to `campaign` at all.
     2. Each member, before it is unpacked: what `run_submit` refuses without reading a
        file (name, team, window, declared size, quota, counting the runs of the zip
        before it). A member refused here is reported and never unpacked. (A ranking or
@@ -170,6 +178,9 @@ def runs_submit_zip(
         archive = zipfile.ZipFile(file)
     except (zipfile.BadZipFile, OSError):
         raise RunRefused(400, ZIP_NOT_A_ZIP) from None
+    except UnicodeDecodeError:
+        # zipfile decodes the names flagged UTF-8 as it reads the directory.
+        raise RunRefused(400, ZIP_BAD_NAME) from None
     infos = _checked_members(archive)
     run_check_membership(campaign=campaign, user=user)
 
@@ -202,6 +213,11 @@ def _checked_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") \
                 or "/" in name.rstrip("/") or "\\" in name or ":" in name or is_link:
             raise RunRefused(400, ZIP_UNSAFE_NAME.format(member=name))
+    # Checked before any member is read: zipfile cannot open one without its password
+    # (and says so with a RuntimeError, not as a damaged zip).
+    for info in members:
+        if info.flag_bits & _ENCRYPTED:
+            raise RunRefused(400, ZIP_ENCRYPTED.format(member=info.filename))
     counts = Counter(info.filename for info in members)
     twice = sorted(name for name, count in counts.items() if count > 1)
     if twice:

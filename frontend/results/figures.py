@@ -8,6 +8,7 @@ upload a new reference without the track being scored again.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 
 from campaign.models import TrackKind
+from config.throttles import CACHE_ERRORS
 from frontend import plots
 from frontend.results.tables import Table, data_table
 from scoring.leaderboard import Leaderboard
@@ -24,6 +26,10 @@ from scoring.measures.rubric import leaderboard_agreement
 from scoring.models import Evaluation, ManualReference, RunScore
 
 CACHE_PREFIX = "results-figure:v1"
+#: Logged when the cache (Redis in production) does not answer: the figure is drawn anyway.
+FIGURE_CACHE_DOWN = "figure %s drawn without the cache: it does not answer (%s)"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,17 @@ def cached_figure(evaluation: Evaluation | Leaderboard, name: str,
     ident = evaluation.pk if isinstance(evaluation, Evaluation) else evaluation.evaluation
     key = (f"{CACHE_PREFIX}:{ident}:{evaluation.computed_at.isoformat()}:"
            f"{evaluation.fingerprint[:16]}:{name}")
-    figure = cache.get(key)
+    try:
+        figure = cache.get(key)
+    except CACHE_ERRORS as error:  # the cache is a saving, not a need: draw it now
+        logger.warning(FIGURE_CACHE_DOWN, name, error)
+        return build()
     if not isinstance(figure, FigureView):
         figure = build()
-        cache.set(key, figure, timeout=None)
+        try:
+            cache.set(key, figure, timeout=None)
+        except CACHE_ERRORS as error:
+            logger.warning(FIGURE_CACHE_DOWN, name, error)
     return figure
 
 

@@ -97,8 +97,10 @@ def passage(request: HttpRequest, slug: str, track: str) -> HttpResponse:
     items."""
     rubric_track = _rubric_track(request, slug, track)
     qid, docid = request.GET.get("qid", ""), request.GET.get("docid", "")
-    view = passage_view(track=rubric_track, qid=qid, docid=docid)
-    if view.text is None:
+    # No id holds NUL (the run formats refuse it), and PostgreSQL cannot even be asked.
+    nameless = "\x00" in qid or "\x00" in docid
+    view = None if nameless else passage_view(track=rubric_track, qid=qid, docid=docid)
+    if view is None or view.text is None:
         raise Http404(NO_PASSAGE.format(docid=docid, qid=qid))
     context = {"campaign": rubric_track.campaign, "track": rubric_track, "passage": view}
     return render(request, "frontend/organiser/passage.html", context)

@@ -302,8 +302,9 @@ def test_the_lists_name_a_missing_or_unknown_track(personas: Personas, case: Rub
 def test_the_schema_documents_the_three_analyses(personas: Personas) -> None:
     schema = personas.client("anonymous").get(
         "/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
-    for path, codes in (("grid", {"200", "400", "404"}), ("answers", {"200", "400", "404"}),
-                        ("testbank-gaps", {"200", "400", "404", "409"})):
+    for path, codes in (("grid", {"200", "400", "401", "404"}),
+                        ("answers", {"200", "400", "401", "404"}),
+                        ("testbank-gaps", {"200", "400", "401", "404", "409"})):
         operation = schema["paths"][f"/api/v1/campaigns/{{slug}}/verification/{path}/"]["get"]
         assert set(operation["responses"]) == codes, path
         parameters = {p["name"]: p.get("required", False) for p in operation["parameters"]}

@@ -160,6 +160,13 @@ class TestDoubt:
         assert published() == set()
         assert PublishOverride.objects.get().evaluation_id == ac.pk
 
+    def test_withdrawing_a_track_that_does_not_exist_is_a_404(self, personas: Personas,
+                                                              doubted: Any) -> None:
+        response = personas.client("organiser").delete(publish_url("no-such-track"))
+
+        assert response.status_code == 404
+        assert response.json()["detail"] == "No track 'no-such-track' in toy."
+
     @pytest.mark.parametrize(("confidence", "refused"), [
         (0.79, True), (0.8, False), (None, False)])
     def test_doubt_is_a_measured_confidence_under_the_threshold(

@@ -1,17 +1,22 @@
 """The Django admin: an organiser (staff, with an organiser role) sees and edits only
 their own campaigns' rows, and only what the admin is for; a participant, an outsider
-and a staff account without an organiser role have no admin; a superuser has all."""
+and a staff account without an organiser role have no admin; a superuser has all.
+Loading a campaign file makes its organisers staff, and nobody else."""
 
 from __future__ import annotations
 
+from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.forms import BaseForm, MultiWidget
 from django.test import Client
 
 from campaign.models import Campaign, GoldAnswer, Membership, Question, Team, Track
+from tests.campaign.test_load_campaign import campaign_doc, load, write_campaign
 from tests.factories import (
     CampaignFactory,
     QuestionFactory,
@@ -264,3 +269,79 @@ def test_a_superuser_sees_every_campaign(personas: Personas, other: Campaign) ->
     assert {c.slug for c in listed(client, "campaign")} == {"toy", "other"}
     assert {q.campaign.slug for q in listed(client, "question")} == {"toy", "other"}
     assert client.get(f"/admin/campaign/campaign/{other.pk}/delete/").status_code == 200
+
+
+class TestALoadedCampaignsOrganiser:
+    """`load_campaign` is all an organiser needs for the admin (and a password)."""
+
+    PASSWORD = "lenas-own-pass-2026"
+
+    @pytest.fixture
+    def campaign_file(self, tmp_path: Path) -> Path:
+        # Alice is staff for a reason of her own; Bob is not.
+        UserFactory.create(username="alice", is_staff=True)
+        UserFactory.create(username="bob")
+        return write_campaign(tmp_path, campaign_doc(
+            slug="loaded", organisers=["lena"],
+            teams=[{"name": "WASEDA", "members": ["alice", "bob"]}]))
+
+    @pytest.fixture
+    def lena(self, campaign_file: Path) -> Client:
+        """Signed in through the admin's own form, as the organiser would."""
+        load(campaign_file)
+        organiser = User.objects.get(username="lena")
+        organiser.set_password(self.PASSWORD)  # as `manage.py changepassword lena` does
+        organiser.save()
+        client = Client()
+        signed_in = client.post("/admin/login/?next=/admin/",
+                                {"username": "lena", "password": self.PASSWORD})
+        assert (signed_in.status_code, signed_in["Location"]) == (302, "/admin/")
+        return client
+
+    def test_opens_the_admin_and_edits_their_campaign(self, lena: Client) -> None:
+        loaded = Campaign.objects.get(slug="loaded")
+        url = f"/admin/campaign/campaign/{loaded.pk}/change/"
+
+        index = lena.get("/admin/")
+        data = change_form_data(lena, url)
+        data["teams_see_own_scores"] = "on"
+        saved = lena.post(url, data)
+
+        assert index.status_code == 200
+        assert [app["app_label"] for app in index.context["app_list"]] == ["campaign"]
+        assert saved.status_code == 302, saved.context["adminform"].form.errors
+        loaded.refresh_from_db()
+        assert loaded.teams_see_own_scores is True
+
+    def test_cannot_open_another_campaign(self, lena: Client) -> None:
+        other = CampaignFactory.create(slug="other")
+        make_member(other, "otto")
+
+        response = lena.get(f"/admin/campaign/campaign/{other.pk}/change/")
+
+        assert (response.status_code, response["Location"]) == (302, "/admin/")
+
+    def test_only_organisers_are_made_staff_and_no_one_loses_it(
+        self, campaign_file: Path
+    ) -> None:
+        load(campaign_file)
+        assert staff() == {"alice", "lena"}
+
+        # Lena is dropped from the file: her campaigns, not her staff status, decide.
+        doc = campaign_doc(slug="loaded", organisers=["olivia"],
+                           teams=[{"name": "WASEDA", "members": ["alice", "bob"]}])
+        load(write_campaign(campaign_file.parent, doc))
+
+        assert staff() == {"alice", "lena", "olivia"}
+        assert not Membership.objects.filter(user__username="lena").exists()
+
+    def test_the_demo_accounts_keep_everyones_staff_status(self, campaign_file: Path) -> None:
+        load(campaign_file)
+
+        call_command("demo_accounts", "loaded", stdout=StringIO())
+
+        assert staff() == {"alice", "lena"}
+
+
+def staff() -> set[str]:
+    return set(User.objects.filter(is_staff=True).values_list("username", flat=True))

@@ -195,15 +195,16 @@ class TestThrottledCsrfAndNegotiation:
         body = assert_json_error(response, 403)
         assert body["detail"] == FORBIDDEN
 
-    def test_an_accept_header_the_endpoint_cannot_meet_is_a_json_406(self) -> None:
+    def test_an_accept_header_the_endpoint_cannot_meet_gets_its_first_format(self) -> None:
+        # RFC 9110 lets a server ignore Accept: the endpoint's JSON is the useful answer.
         response = APIClient().get("/api/v1/campaigns/", HTTP_ACCEPT="application/xml")
-        body = assert_json_error(response, 406)
-        assert body["detail"] == "Could not satisfy the request Accept header."
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/json"
 
     def test_an_unknown_format_is_a_json_406_naming_the_formats(self) -> None:
         response = APIClient().get("/api/v1/campaigns/?format=xml")
         body = assert_json_error(response, 406)
-        assert body["detail"] == UNKNOWN_FORMAT.format(format="xml", formats="json, api")
+        assert body["detail"] == UNKNOWN_FORMAT.format(format="xml", formats="json")
 
     def test_format_csv_wins_over_an_accept_json_header(self, personas: Personas) -> None:
         response = personas.client("organiser").get(
@@ -226,11 +227,25 @@ class TestThrottledCsrfAndNegotiation:
             "/api/v1/runs/999999/", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
         assert_json_error(response, 404)
 
-    def test_the_browsable_api_still_serves_successful_pages(self, personas: Personas) -> None:
-        response = personas.client("organiser").get("/api/v1/campaigns/",
-                                                    HTTP_ACCEPT="text/html")
+    @pytest.mark.parametrize("accept", ["text/html", "text/html,application/xhtml+xml,*/*;q=0.8",
+                                        "garbage", "image/png"])
+    def test_a_success_is_json_whatever_the_accept_header_asks(
+        self, personas: Personas, accept: str
+    ) -> None:
+        # Everything under /api/ is JSON: no browsable HTML API, no 406 for an Accept
+        # header that names no format of the endpoint (its first one answers).
+        response = personas.client("organiser").get("/api/v1/campaigns/", HTTP_ACCEPT=accept)
         assert response.status_code == 200
-        assert response["Content-Type"].startswith("text/html")
+        assert response["Content-Type"].startswith("application/json")
+        assert response.json()[0]["slug"] == "toy"
+
+    def test_a_file_endpoint_answers_its_first_format_to_an_accept_it_lacks(
+        self, personas: Personas
+    ) -> None:
+        response = personas.client("organiser").get("/api/v1/campaigns/toy/leaderboards/",
+                                                    HTTP_ACCEPT="image/png")
+        assert response.status_code == 200
+        assert response["Content-Type"].startswith("application/json")
 
 
 class TestBearer:

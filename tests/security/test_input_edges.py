@@ -394,3 +394,23 @@ def test_existing_test_bank_items_hold_to_the_same_cap_through_the_service(
                               target="questions", text="x" * 4_001)
     assert refused.value.field == "text"
     assert TestBankItem.objects.count() == 0
+
+
+@pytest.mark.parametrize("param", ["label", "needs_review", "edited", "doubtful", "kind",
+                                   "order", "grade", "run", "qid"])
+@pytest.mark.parametrize("word", ["%", "%(x)s", "100%"])
+def test_a_percent_sign_in_a_filter_is_a_400_naming_it_or_no_match(
+    personas: Personas, toy_ac_run: Run, param: str, word: str
+) -> None:
+    # Found by the fuzz with another seed: django-filter formats every form error with
+    # `%`, so a yes/no parameter whose message quoted `?label=%` raised a TypeError (500).
+    response = signed_in(personas, "organiser").get(
+        "/api/v1/campaigns/toy/judgments/", {param: word}, HTTP_ACCEPT="application/json")
+
+    assert response.status_code in (200, 400), response.content
+    if response.status_code == 400:
+        assert [e["field"] for e in response.json()["errors"]] == [param]
+        if param not in ("grade",):  # "Enter a whole number." quotes nothing
+            assert repr(word) in response.json()["detail"]
+    else:
+        assert response.json()["results"] == []

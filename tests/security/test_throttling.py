@@ -267,7 +267,9 @@ class TestSettings:
                                       BEHIND_HTTPS_PROXY="true")
         assert production["caches"]["default"] == {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://redis:6379/2"}
+            "LOCATION": "redis://redis:6379/2",
+            # A Redis that does not answer holds no request for long (REDIS_TIMEOUT).
+            "OPTIONS": {"socket_connect_timeout": 3.0, "socket_timeout": 3.0}}
         assert production["proxies"] == 1
 
     def test_rates_come_from_the_environment_and_off_turns_one_off(self) -> None:

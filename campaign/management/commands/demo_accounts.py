@@ -30,8 +30,10 @@ class Command(BaseCommand):
             user = membership.user
             password = DEMO_PASSWORD.format(username=user.username)
             user.set_password(password)
-            # Organisers get the Django admin too (campaign editing).
-            user.is_staff = membership.role == Role.ORGANISER
+            # Organisers get the Django admin too (campaign editing), as `load_campaign`
+            # gives it; no one loses staff status here, which may have other reasons.
+            if membership.role == Role.ORGANISER:
+                user.is_staff = True
             user.save()
             token, _ = Token.objects.get_or_create(user=user)
             who = "organiser" if membership.team is None else f"participant, {membership.team.name}"

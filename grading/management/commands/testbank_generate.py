@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
+from config.queueing import QueueUnavailable
 from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
 from grading.setup import official_judge
 from grading.testbank_generation import testbank_generate
@@ -41,8 +42,12 @@ class Command(BaseCommand):
         campaign = campaign_arg(options["slug"])
         judge = official_judge()
         self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url}")
-        report = testbank_generate(campaign=campaign, judge=judge, target=options["target"],
-                                   n=options["n"])
+        try:
+            report = testbank_generate(campaign=campaign, judge=judge,
+                                       target=options["target"], n=options["n"])
+        except QueueUnavailable as down:
+            # The drafts are stored; only the grading of them on graded runs was not queued.
+            raise CommandError(str(down.detail)) from down
         for qid, count in report.drafted.items():
             self.stdout.write(f"{qid}: {count} draft item(s)")
         for qid, reason in report.failed.items():

@@ -1,0 +1,143 @@
+"""Handing work to the Celery workers from a request, and saying so when the queue is down.
+
+Every task the web side starts is sent with `queue_task` (now) or `queue_on_commit`
+(once the transaction commits, so that a worker never looks for rows not yet there).
+When the broker, or the result store that Celery asks to follow a task before sending
+it, does not answer (Redis down), the send gives up after the few quick tries of the
+settings and raises `QueueUnavailable`, which names the work that was not queued and
+how to ask for it again:
+
+- under /api/, DRF answers it as a JSON 503 `{"detail", "errors"}` (config.api_errors);
+- on a page, `QueueUnavailableMiddleware` sends the organiser back to the page they
+  came from, with the message.
+
+What the request saved stays saved: the tasks are sent after the commit. A run asked
+to be graded stays QUEUED, where the next "grade pending runs" takes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
+from kombu.exceptions import OperationalError
+from rest_framework import status
+from rest_framework.exceptions import APIException
+
+from config.celery import app as celery_app
+
+QUEUE_DOWN = (
+    "The task queue does not answer, so {work} could not be queued; anything else this "
+    "request changed is saved. {retry}"
+)
+#: Logged with the error when a send fails: the answer itself does not name the server.
+NOT_QUEUED = "%s not queued: %r"
+
+logger = logging.getLogger(__name__)
+
+
+class QueueUnavailable(APIException):
+    """The broker or the result store did not answer: `work` was not queued."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "queue_unavailable"
+
+    def __init__(self, *, work: str, retry: str) -> None:
+        super().__init__(QUEUE_DOWN.format(work=work, retry=retry))
+
+
+class TaskSend(partial[object]):
+    """A task's `apply_async` or `delay` with its arguments bound, which raises
+    `QueueUnavailable` when the queue does not answer. A partial still, so a test can
+    read which task it sends, and with what."""
+
+    #: What the task does ("the scoring of the campaign") and how to ask again: both
+    #: end up in the user's answer when the queue does not answer.
+    work: str
+    retry: str
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> object:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as error:
+            if not _queue_is_down(error):
+                raise
+            logger.warning(NOT_QUEUED, self.work, error)
+            raise QueueUnavailable(work=self.work, retry=self.retry) from error
+
+
+def task_send(send: Callable[..., object], /, *args: Any, work: str, retry: str,
+              **options: Any) -> TaskSend:
+    """`send(*args, **options)`, to be called now or on commit (see TaskSend)."""
+    bound = TaskSend(send, *args, **options)
+    bound.work, bound.retry = work, retry
+    return bound
+
+
+def queue_task(send: Callable[..., object], /, *args: Any, work: str, retry: str,
+               **options: Any) -> None:
+    """Send a task now: `send(*args, **options)`; `QueueUnavailable` if it cannot be."""
+    task_send(send, *args, work=work, retry=retry, **options)()
+
+
+def queue_on_commit(send: Callable[..., object], /, *args: Any, work: str, retry: str,
+                    **options: Any) -> None:
+    """Send a task once the current transaction commits (at once outside of one).
+
+    `QueueUnavailable` is then raised where the transaction commits, in the request
+    that asked: its changes are committed by then, only the work is missing.
+    """
+    transaction.on_commit(task_send(send, *args, work=work, retry=retry, **options))
+
+
+def _queue_is_down(error: Exception) -> bool:
+    if isinstance(error, OperationalError):
+        return True  # kombu's word for a broker it cannot reach
+    # The Redis result store: after its retries Celery raises a RuntimeError caused by
+    # the connection error (other result stores have no such errors).
+    result_store_errors = getattr(celery_app.backend, "connection_errors", ())
+    return isinstance(error, RuntimeError) and isinstance(error.__cause__, result_store_errors)
+
+
+class QueueUnavailableMiddleware:
+    """On a page, work not queued is an error message on the page the user came from.
+
+    The organiser's buttons and forms all post from one of their pages, which shows
+    messages; without a page to go back to (no Referer, or another site's), the answer
+    is a plain 503 with the same words.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest,
+                          exception: Exception) -> HttpResponseBase | None:
+        if not isinstance(exception, QueueUnavailable):
+            return None
+        detail = str(exception.detail)
+        back = _page_came_from(request)
+        if back is None:
+            return HttpResponse(detail, status=exception.status_code,
+                                content_type="text/plain; charset=utf-8")
+        messages.error(request, detail)
+        return HttpResponseRedirect(back)
+
+
+def _page_came_from(request: HttpRequest) -> str | None:
+    """The path of the page on this site that sent the request, if it says."""
+    referer = request.headers.get("Referer", "")
+    if not referer or not url_has_allowed_host_and_scheme(
+            referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return None
+    parts = urlsplit(referer)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
