@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+# The repository, for config.gunicorn_errors: gunicorn reads this file before the app.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from config.gunicorn_errors import install as answer_refusals_in_json
 
 FORWARDED_FROM_ANYONE = (
     "GUNICORN_FORWARDED_ALLOW_IPS=*: any client that reaches this port could then say its "
@@ -21,3 +28,6 @@ errorlog = "-"
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 if "*" in (peer.strip() for peer in forwarded_allow_ips.split(",")):
     raise SystemExit(FORWARDED_FROM_ANYONE)
+
+# A request gunicorn refuses itself (bad header, too long a line) gets a JSON error too.
+answer_refusals_in_json()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import io
 import json
 import secrets
+import socket
 import struct
 import zipfile
 import zlib
@@ -103,6 +104,10 @@ def is_api(path: str) -> bool:
     return path.startswith("/api/")
 
 
+#: What gunicorn answers itself for a request line or header too long.
+GUNICORN_REFUSALS = (414, 431)
+
+
 def asked_for_html(answer: Answer) -> bool:
     """The docs page: the one page for people under /api/."""
     return answer.path == DOCUMENTS[1]
@@ -123,6 +128,10 @@ def broken_promise(answer: Answer) -> str | None:
             return None
         return "a success under /api/ that is neither JSON nor a file asked for"
     if answer.status >= 400 and answer.media_type != "text/html" and answer.path != HEALTH:
+        # Too long a line: gunicorn refuses it before Django, not knowing the path, in
+        # the API's JSON (config/gunicorn_errors.py); no browser sends such a request.
+        if answer.status in GUNICORN_REFUSALS and answer.is_json():
+            return None
         return "an error of a page that is not an HTML page"
     return None
 
@@ -713,11 +722,46 @@ def attack_password_guessing(target: Target) -> None:
                   f"a 429 without a Retry-After in seconds ({wait!r})")
 
 
+#: Requests gunicorn refuses itself, before Django: raw bytes, and the status each gets.
+MALFORMED_HTTP = [
+    (b"GET /api/v1/campaigns/ HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n", 400),
+    (b"GET /api/v1/campaigns/ HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+     431),
+    (b"GET /api/v1/campaigns/?" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    (b"G\x00T /api/v1/campaigns/ HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/v1/campaigns/ HTTP/9.9\r\nHost: x\r\n\r\n", 400),
+]
+
+
+def attack_malformed_http(target: Target) -> None:
+    """What gunicorn refuses before Django answers the API's JSON error all the same
+    (config/gunicorn_errors.py); it was gunicorn's HTML page."""
+    for raw, status in MALFORMED_HTTP:
+        with socket.create_connection((target.site.host, target.site.port), timeout=30) as sock:
+            sock.sendall(raw)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        first = head.split(b"\r\n")[0].decode("latin-1")
+        what = raw[:40].decode("latin-1")
+        got = int(first.split()[1]) if len(first.split()) > 1 else 0
+        json_body = b"content-type: application/json" in head.lower()
+        try:
+            detail = json.loads(body)["detail"] if json_body else None
+        except (ValueError, KeyError):
+            detail = None
+        if got != status or not detail:
+            target.promises.append(Offence("RAW", what, got, "", f"expected a JSON {status}, "
+                                           f"got {first!r} with {body[:80]!r}"))
+
+
 ATTACKS: list[Callable[[Target], None]] = [
     attack_other_campaigns_ids,  # first: before other attacks change what exists
     attack_pr_files_while_open, attack_run_files, attack_bulk_zips, attack_json_fields,
     attack_huge_bodies, attack_content_types, attack_accept_headers, attack_tokens,
     attack_unknown_paths, attack_every_method, attack_query_parameters, attack_pages,
+    attack_malformed_http,
     attack_password_guessing,  # last: it locks alice out
 ]
 
