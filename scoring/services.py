@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -19,20 +18,11 @@ from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Track, TrackKind
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
-from scoring.measures import (
-    JudgedAnswer,
-    randomised_tukey_hsd,
-    score_ac_run,
-    score_pr_run,
-)
+from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
 from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
 from scoring.measures.rubric import pooled_cover, score_rubric_run
-from scoring.measures.stats import (
-    BOOTSTRAP_RESAMPLES,
-    FloatArray,
-    bootstrap_cis,
-    two_way_anova,
-)
+from scoring.measures.stats import BOOTSTRAP_RESAMPLES
+from scoring.measures.track_stats import question_matrix, track_statistics
 from scoring.models import Evaluation, PublishOverride, RunScore
 from scoring.rubric_selectors import rubric_judges, rubric_track
 from scoring.selectors import (
@@ -76,44 +66,36 @@ def _statistics(kind: str, run_names: list[str], qids: list[str],
     statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
     if not run_names or not qids:
         return statistics
-
-    def matrix(key: str) -> FloatArray:
-        return np.array([[scores.get(key, {}).get(qid, 0.0) for scores in per_question]
-                         for qid in qids], dtype=np.float64)  # topics x runs
-
-    if len(qids) >= 2:
-        for measure in measures_of(kind):
-            if measure.interval or measure.key == main:
-                cis = bootstrap_cis(matrix(measure.key), seed=HSD_SEED)
-                statistics.intervals[measure.key] = {
-                    name: Interval(ci.mean, ci.lower, ci.upper)
-                    for name, ci in zip(run_names, cis, strict=True)}
+    keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
+    matrices = {key: question_matrix([scores.get(key, {}) for scores in per_question], qids)
+                for key in keys}
+    computed = track_statistics(matrices, main=main, run_names=run_names,
+                                n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
+    for key, cis in computed.intervals.items():
+        statistics.intervals[key] = {name: Interval(ci.mean, ci.lower, ci.upper)
+                                     for name, ci in zip(run_names, cis, strict=True)}
+    if computed.intervals:
         statistics.ci.update(statistics.intervals[main])
-    scores = matrix(main)
-    hsd: list[HsdPair] = []
-    if len(run_names) >= 2:
-        result = randomised_tukey_hsd(scores, run_names=run_names,
-                                      n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
-        hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value) for p in result.pairs()]
+    hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value)
+           for p in computed.hsd.pairs()] if computed.hsd else []
     anova = None
-    if len(run_names) >= 2 and len(qids) >= 2:
-        fitted = two_way_anova(scores)
-        f_system: float | None = fitted.f_system
-        p_system: float | None = fitted.p_system
+    if computed.anova is not None:
+        f_system: float | None = computed.anova.f_system
+        p_system: float | None = computed.anova.p_system
         if f_system is not None and not math.isfinite(f_system):
             # A zero residual (every run's scores a constant apart): F is +inf, which
             # JSON cannot hold (SQLite's and PostgreSQL's JSON refuse it), and there is
             # no F test to report.
             f_system = p_system = None
-        anova = Anova(fitted.residual_variance, f_system, p_system)
+        anova = Anova(computed.anova.residual_variance, f_system, p_system)
     return replace(statistics, hsd=hsd, anova=anova,
-                   hsd_permutations=HSD_PERMUTATIONS if len(run_names) >= 2 else None)
+                   hsd_permutations=HSD_PERMUTATIONS if computed.hsd else None)
 
 
 def _with_extra_measures(kind: str, aggregates: dict[str, float],
                          per_question: dict[str, dict[str, float]], **inputs: Any) -> None:
     """Add every catalogue measure of `kind` that brings its own function (the built-in
-    ones come from score_ac_run / score_pr_run)."""
+    ones come from score_ac_track / score_pr_track)."""
     for measure in measures_of(kind, leaderboard=False):
         if measure.compute is not None:
             scores = measure.compute(**inputs)
@@ -149,33 +131,47 @@ def track_score_ac(*, track: Track, qids: list[str],
     evaluation = Evaluation.objects.create(track=track, judge=judge, edited_judgments=edited,
                                            judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qids), fingerprint="")
-    labels: dict[str, Any] = {}
-    names, per_question_of, needs_review = [], [], 0
+    answers_of, incomplete_of = {}, {}
     for run in runs:
-        answers, incomplete = _ac_answers(blocks_of[run.pk])
-        needs_review += incomplete
-        scores = score_ac_run(qids=qids, answers=answers)
+        answers_of[run.pk], incomplete_of[run.pk] = _ac_answers(blocks_of[run.pk])
+    scores_of = score_ac_track(qids=qids, runs=answers_of) if runs else {}
+    rows, per_question_of = [], []
+    for run in runs:
+        scores = scores_of[run.pk]
         aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-        _with_extra_measures(TrackKind.AC, aggregates, per_question, qids=qids, answers=answers)
-        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
-                                per_question=per_question, incomplete_questions=incomplete)
-        labels[run.name] = {qid: [a.correct, a.confidence, list(a.marks)]
-                            for qid, a in answers.items()}
-        names.append(run.name)
+        _with_extra_measures(TrackKind.AC, aggregates, per_question, qids=qids,
+                             answers=answers_of[run.pk])
+        rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
+                             per_question=per_question,
+                             incomplete_questions=incomplete_of[run.pk]))
         per_question_of.append(per_question)
+    RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
+    names = [run.name for run in runs]
     evaluation.statistics = _statistics(TrackKind.AC, names, qids, per_question_of).as_json()
-    evaluation.needs_review = needs_review
-    evaluation.fingerprint = _fingerprint(labels)
+    evaluation.needs_review = sum(incomplete_of.values())
+    evaluation.fingerprint = _fingerprint({
+        run.name: {qid: [a.correct, a.confidence, list(a.marks)]
+                   for qid, a in answers_of[run.pk].items()} for run in runs})
     evaluation.save()
     Run.objects.filter(pk__in=[r.pk for r in runs], status=RunStatus.GRADED).update(
         status=RunStatus.SCORED)
     return evaluation
 
 
+def _pr_rankings(run: Run) -> dict[str, list[str]]:
+    """qid -> the run's PassageKeys ("RUN:RANK") in PassageRank order."""
+    rankings: dict[str, list[str]] = {}
+    for qid, rank in PassageRecord.objects.filter(run=run).order_by("qid", "rank") \
+            .values_list("qid", "rank"):
+        rankings.setdefault(qid, []).append(f"{run.name}:{rank}")
+    return rankings
+
+
 @transaction.atomic
 def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
                    judgment_edits_seen: int) -> Evaluation:
-    """Score every current PR run of the track against the derived qrels.
+    """Score every current PR run of the track against the derived qrels, all runs
+    together (`score_pr_track`).
 
     `judgment_edits_seen`: the campaign's edit count taken before the qrels were derived.
     """
@@ -184,23 +180,22 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
                                            judgment_edits_seen=judgment_edits_seen,
                                            questions=len(qrels), qrels=qrels, fingerprint="")
-    names, per_question_of = [], []
+    rankings_of = {run.pk: _pr_rankings(run) for run in runs}
+    scores_of = score_pr_track(qrels=qrels, runs=rankings_of) if qrels else {}
+    rows, per_question_of = [], []
     for run in runs:
-        rankings: dict[str, list[str]] = {}
-        for qid, rank in PassageRecord.objects.filter(run=run).order_by("qid", "rank") \
-                .values_list("qid", "rank"):
-            rankings.setdefault(qid, []).append(f"{run.name}:{rank}")
         aggregates: dict[str, float] = {}
         per_question: dict[str, dict[str, float]] = {}
         if qrels:
-            scores = score_pr_run(qrels=qrels, rankings=rankings)
+            scores = scores_of[run.pk]
             aggregates, per_question = scores.leaderboard_row(), scores.per_question()
             _with_extra_measures(TrackKind.PR, aggregates, per_question, qrels=qrels,
-                                 rankings=rankings)
-        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
-                                per_question=per_question)
-        names.append(run.name)
+                                 rankings=rankings_of[run.pk])
+        rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
+                             per_question=per_question))
         per_question_of.append(per_question)
+    RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
+    names = [run.name for run in runs]
     evaluation.statistics = _statistics(TrackKind.PR, names, sorted(qrels),
                                         per_question_of).as_json()
     evaluation.fingerprint = _fingerprint({"qrels": qrels, "runs": names})
@@ -229,7 +224,7 @@ def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
     pooled = pooled_cover(runs=[data.rankings[run.pk] for run in data.runs],
                           grades=data.grades, items=data.items, k=data.cover_k,
                           min_grade=track.min_grade)
-    names, per_question_of = [], []
+    names, per_question_of, rows = [], [], []
     for run in data.runs:
         rankings = data.rankings[run.pk]
         scores = score_rubric_run(rankings=rankings, grades=data.grades, items=data.items,
@@ -239,10 +234,11 @@ def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
         _with_extra_measures(track.kind, aggregates, per_question, rankings=rankings,
                              grades=data.grades, items=data.items, qrels=qrels,
                              min_grade=track.min_grade, cover_k=data.cover_k)
-        RunScore.objects.create(evaluation=evaluation, run=run, aggregates=aggregates,
-                                per_question=per_question)
+        rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
+                             per_question=per_question))
         names.append(run.name)
         per_question_of.append(per_question)
+    RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     evaluation.statistics = _statistics(track.kind, names, data.qids,
                                         per_question_of).as_json()
     evaluation.fingerprint = _fingerprint({"grades": data.grades, "items": data.items,

@@ -14,8 +14,12 @@ Conventions fixed here (a campaign has N questions, confidence p(i) = score / 10
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
+from operator import attrgetter, methodcaller
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +39,8 @@ NO_QUESTIONS = "a campaign needs at least one question"
 DUPLICATE_QUESTION = "question {qid} is listed twice in the campaign"
 UNKNOWN_QUESTION = "question {qid} is answered but is not one of the campaign's questions"
 BAD_BIN_COUNT = "the number of bins must be a positive integer, got {n_bins!r}"
+
+RunKey = TypeVar("RunKey", bound=Hashable)  # whatever names a run: its name, its id
 
 # Confidences are integers / 100, so p * n_bins can land a hair below a bin edge in
 # floating point (e.g. 0.7 * 10); this nudge keeps 70 in bin [0.7, 0.8) as intended.
@@ -83,12 +89,28 @@ class AcQuestionScore:
 
 
 @dataclass(frozen=True)
+class AcQuestionColumns:
+    """The per-question scores of one AC run, column by column in the campaign's question
+    order: what `AcQuestionScore` holds, without an object per question (a track of 100
+    runs over 1,000 questions would build 100,000 of them to store three numbers each)."""
+
+    qids: tuple[str, ...]
+    answered: tuple[bool, ...]
+    correct: tuple[bool, ...]
+    probability: tuple[float, ...]
+    relevant_nuggets: tuple[int, ...]
+    returned_nuggets: tuple[int, ...]
+    nugget_precision: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class AcRunScores:
     """Every AC measure of one run over the campaign's N questions.
 
     o and u are the summed overconfidence and underconfidence; r_o, r_u and hmr the
     R2C2 calibration scores (higher is better); ece and brier the reference measures
-    (lower is better). `questions` follows the campaign's question order.
+    (lower is better). `columns` (and `questions`, built from it when first read)
+    follows the campaign's question order.
     """
 
     n_questions: int
@@ -102,7 +124,14 @@ class AcRunScores:
     hmr: float
     ece: float
     brier: float
-    questions: tuple[AcQuestionScore, ...]
+    columns: AcQuestionColumns
+
+    @cached_property
+    def questions(self) -> tuple[AcQuestionScore, ...]:
+        """Per-question scores, one object per question."""
+        c = self.columns
+        return tuple(map(AcQuestionScore, c.qids, c.answered, c.correct, c.probability,
+                         c.relevant_nuggets, c.returned_nuggets, c.nugget_precision))
 
     def by_qid(self) -> dict[str, AcQuestionScore]:
         """Per-question scores keyed by question id."""
@@ -110,10 +139,11 @@ class AcRunScores:
 
     def per_question(self) -> dict[str, dict[str, float]]:
         """measure -> qid -> value, as a snapshot stores them (catalogue.py's keys)."""
+        columns = self.columns
         return {
-            "correct": {q.qid: float(q.correct) for q in self.questions},
-            "nugget_precision": {q.qid: q.nugget_precision for q in self.questions},
-            "confidence": {q.qid: q.probability for q in self.questions},
+            "correct": dict(zip(columns.qids, map(float, columns.correct), strict=True)),
+            "nugget_precision": dict(zip(columns.qids, columns.nugget_precision, strict=True)),
+            "confidence": dict(zip(columns.qids, columns.probability, strict=True)),
         }
 
     def leaderboard_row(self) -> dict[str, float]:
@@ -242,31 +272,77 @@ def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) ->
     Raises ValueError for an empty or repeated question list and for an answer to a
     question that is not in the campaign.
     """
+    campaign = _campaign_questions(qids)
+    _check_answered(campaign, answers)
+    return _run_scores(tuple(qids), answers)
+
+
+def score_ac_track(
+    *, qids: Sequence[str], runs: Mapping[RunKey, Mapping[str, JudgedAnswer]]
+) -> dict[RunKey, AcRunScores]:
+    """Score every judged AC run of a track (run name -> its answers, as `score_ac_run`
+    takes them) over the campaign's questions; each run's scores equal
+    `score_ac_run(qids=qids, answers=runs[name])`. The campaign is checked once.
+    """
+    campaign = _campaign_questions(qids)
+    ordered = tuple(qids)
+    scores: dict[RunKey, AcRunScores] = {}
+    for name, answers in runs.items():
+        _check_answered(campaign, answers)
+        scores[name] = _run_scores(ordered, answers)
+    return scores
+
+
+def _campaign_questions(qids: Sequence[str]) -> set[str]:
     if not qids:
         raise ValueError(NO_QUESTIONS)
-    campaign = set()
+    campaign: set[str] = set()
     for qid in qids:
         if qid in campaign:
             raise ValueError(DUPLICATE_QUESTION.format(qid=qid))
         campaign.add(qid)
-    for qid in answers:
-        if qid not in campaign:
-            raise ValueError(UNKNOWN_QUESTION.format(qid=qid))
+    return campaign
 
-    questions = tuple(_question_score(qid, answers.get(qid)) for qid in qids)
-    p = np.array([q.probability for q in questions], dtype=np.float64)
-    outcome = np.array([q.correct for q in questions], dtype=bool)
+
+def _check_answered(campaign: set[str], answers: Mapping[str, JudgedAnswer]) -> None:
+    if not campaign.issuperset(answers):
+        unknown = next(qid for qid in answers if qid not in campaign)
+        raise ValueError(UNKNOWN_QUESTION.format(qid=unknown))
+
+
+# A campaign question without an answer block: incorrect, p = 0, no nuggets.
+_NO_ANSWER = JudgedAnswer(correct=False, confidence=0)
+_CORRECT = attrgetter("correct")
+_CONFIDENCE = attrgetter("confidence")
+_MARKS = attrgetter("marks")
+_RELEVANT_COUNT = methodcaller("count", RELEVANT)
+
+
+def _run_scores(qids: tuple[str, ...], answers: Mapping[str, JudgedAnswer]) -> AcRunScores:
+    """Every measure of one run whose answers name only campaign questions.
+
+    The per-question values are read column by column with C-level maps (a track reads
+    100,000 answers) and every aggregate is one of this module's formulas on the columns.
+    """
+    found = list(map(answers.get, qids, repeat(_NO_ANSWER)))
+    marks = list(map(_MARKS, found))
+    relevant = list(map(_RELEVANT_COUNT, marks))
+    returned = list(map(len, marks))
+    # JudgedAnswer has checked every mark, so R / all returned is `nugget_precision`.
+    precision = [r / n if n else 0.0 for r, n in zip(relevant, returned, strict=True)]
+    outcome = np.fromiter(map(_CORRECT, found), dtype=bool, count=len(found))
+    p = np.fromiter(map(_CONFIDENCE, found), dtype=np.float64, count=len(found))
+    p /= MAX_CONFIDENCE
     n_correct = int(outcome.sum())
-    n_incorrect = len(questions) - n_correct
     o = overconfidence(p, outcome)
     u = underconfidence(p, outcome)
-    r_o_value = r_o(o, n_incorrect)
+    r_o_value = r_o(o, len(qids) - n_correct)
     r_u_value = r_u(u, n_correct)
     return AcRunScores(
-        n_questions=len(questions),
+        n_questions=len(qids),
         n_correct=n_correct,
-        accuracy=n_correct / len(questions),
-        nugget_precision=sum(q.nugget_precision for q in questions) / len(questions),
+        accuracy=n_correct / len(qids),
+        nugget_precision=sum(precision) / len(qids),
         o=o,
         u=u,
         r_o=r_o_value,
@@ -274,29 +350,15 @@ def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) ->
         hmr=hmr(r_o_value, r_u_value),
         ece=expected_calibration_error(p, outcome),
         brier=brier_score(p, outcome),
-        questions=questions,
-    )
-
-
-def _question_score(qid: str, answer: JudgedAnswer | None) -> AcQuestionScore:
-    if answer is None:
-        return AcQuestionScore(
-            qid=qid,
-            answered=False,
-            correct=False,
-            probability=0.0,
-            relevant_nuggets=0,
-            returned_nuggets=0,
-            nugget_precision=0.0,
-        )
-    return AcQuestionScore(
-        qid=qid,
-        answered=True,
-        correct=answer.correct,
-        probability=answer.confidence / MAX_CONFIDENCE,
-        relevant_nuggets=sum(1 for mark in answer.marks if mark == RELEVANT),
-        returned_nuggets=len(answer.marks),
-        nugget_precision=nugget_precision(answer.marks),
+        columns=AcQuestionColumns(
+            qids=qids,
+            answered=tuple(answer is not _NO_ANSWER for answer in found),
+            correct=tuple(outcome.tolist()),
+            probability=tuple(p.tolist()),
+            relevant_nuggets=tuple(relevant),
+            returned_nuggets=tuple(returned),
+            nugget_precision=tuple(precision),
+        ),
     )
 
 

@@ -4,8 +4,9 @@ Scoring, the snapshot's statistics, the results pages, the drill-down, the CSV a
 LaTeX exports and the `score` command all read this list, so a measure appears in all
 of them or in none. A new measure is one entry here with its pure function as
 `compute`; the built-in measures have none because `score_ac_run` and `score_pr_run`
-compute them together, in one pass over a run (tests hold every built-in key to what
-those return).
+compute them together, in one pass over a run, and `score_ac_track` and
+`score_pr_track` for every run of a track at once (tests hold every built-in key to
+what those return).
 
 `compute` takes keyword arguments and returns per-question values and their mean:
 for a PR measure `compute(qrels=..., rankings=...)`, for an AC measure

@@ -12,15 +12,18 @@ a pair of runs is the fraction of trials whose range reaches the pair's observed
 absolute difference in means; comparing with the maximum over all runs is what controls
 the familywise error rate.
 
-Speed: trials are processed in chunks, all permutations of a chunk at once. A random
-permutation of each row is drawn by sorting random keys; each key is a random double's
-bit pattern (positive doubles order like their bits) whose low bits are replaced by the
-flat index of a cell, so one in-place integer sort yields both the random order and the
-cell to gather, with no argsort and no per-chunk allocation. Keys that agree in all but
-those low bits are ordered by index instead of at random: with 1,000 x 100 cells (17
-index bits) that happens to about one row in seven million and does not matter. Chunks
-run on a small thread pool (numpy releases the GIL); each chunk draws from its own
-generator spawned from the seed, so the result does not depend on the number of threads.
+Speed (issue 16): a trial costs a random permutation of each of its topic x run cells,
+so the work is done a step of trials at a time on whole arrays, in steps small enough
+(`CHUNK_CELLS`) that a step's keys, cells and scores stay in a core's cache. A row's
+random permutation is drawn by sorting random keys whose low bits are replaced by the
+run's column: one in-place integer sort yields both the random order and the column to
+gather, with no argsort. With up to 256 runs the keys are 32-bit (two from each random
+64-bit word; 32-bit sorts are twice as fast), which leaves few enough random bits that
+two keys of a row tie about once in 7,000 rows: such a row is drawn again, so that every
+row is exactly a uniform random permutation. The trials are split into streams of
+`TRIALS_PER_STREAM`, each drawing from its own generator spawned from the seed and run
+on a small thread pool (numpy releases the GIL), so the result does not depend on the
+number of threads, and memory is a few megabytes per thread whatever B is.
 """
 
 from __future__ import annotations
@@ -31,26 +34,31 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 DEFAULT_PERMUTATIONS = 5000
 DEFAULT_SEED = 0
-# Cells (trials x topics x runs) per chunk: each thread allocates two buffers of this
-# many doubles (about 20 MB each) once per call and reuses them for every chunk; fresh
-# pages are expensive, so they are not allocated per chunk.
-CHUNK_CELLS = 2_500_000
-# Index bits are stolen from the low end of a 52-bit mantissa; past 24 of them the
-# random part gets short enough for ties to matter.
-MAX_INDEX_BITS = 24
+# Cells (trials x topics x runs) permuted in one step: a step's keys, cells and scores
+# (about 2 MB) stay in a core's cache through the sort, the gather and the sums; each
+# thread allocates its buffers once per call.
+CHUNK_CELLS = 2**17
+# Trials that draw from one random stream: the unit of work a thread takes. The streams
+# are spawned from the seed, so the p-values do not depend on the number of threads.
+TRIALS_PER_STREAM = 50
+# Runs are numbered in a key's low bits: up to 2**8 runs in 32-bit keys (24 random bits
+# left, so that a row with a tie to redraw stays rare), up to 2**16 in 64-bit ones.
+SHORT_KEY_INDEX_BITS = 8
+MAX_INDEX_BITS = 16
 # Run means of a permuted matrix are summed in another order than the observed ones;
 # differences this small (relative to the largest score) count as equal.
 RELATIVE_TOLERANCE = 1e-9
 
 BAD_MATRIX = "a score matrix needs at least one topic and two runs, got shape {shape}"
 NOT_FINITE = "scores must be finite numbers"
-TOO_LARGE = "at most 2**24 topic-run cells are supported, got {cells}"
+TOO_LARGE = "at most 65536 runs are supported, got {runs}"
 BAD_PERMUTATIONS = "the number of permutations must be a positive integer, got {value!r}"
 BAD_NAMES = "expected {expected} run names, got {got}"
 UNKNOWN_RUN = "no run named {name!r}"
@@ -113,7 +121,7 @@ def randomised_tukey_hsd(
 
     `scores` is topics x runs. With an int seed the result is repeatable bit for bit;
     with a Generator, the trials draw from generators it spawns. `workers` threads
-    (default: up to 4, no more than the CPUs available) share the chunks.
+    (default: up to 4, no more than the CPUs available) share the streams of trials.
     p = (number of trials with range >= |observed difference|) / B, as in Sakai's
     implementation (no +1 correction).
     """
@@ -152,57 +160,142 @@ def _permutation_ranges(
     x: FloatArray, n_permutations: int, seed: int | np.random.Generator, workers: int | None
 ) -> FloatArray:
     """max - min of the run sums (not means) for each of `n_permutations` trials."""
-    n_topics, n_runs = x.shape
-    cells = n_topics * n_runs
-    index_bits = max(1, (cells - 1).bit_length())
-    if index_bits > MAX_INDEX_BITS:
-        raise ValueError(TOO_LARGE.format(cells=cells))
-    per_chunk = max(1, min(n_permutations, CHUNK_CELLS // cells))
-    n_chunks = math.ceil(n_permutations / per_chunk)
+    trials = _Trials.of(x, n_permutations)
     if isinstance(seed, np.random.Generator):
-        generators = seed.spawn(n_chunks)
+        streams = [g.bit_generator for g in seed.spawn(trials.n_streams)]
     else:
-        generators = [
-            np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n_chunks)
-        ]
-
-    mask = np.uint64((1 << index_bits) - 1)
-    not_mask = ~mask
-    # flat cell index of every (trial, topic, run) slot of a chunk, repeated per trial
-    cell_index = np.tile(
-        np.arange(cells, dtype=np.uint64).reshape(n_topics, n_runs), (per_chunk, 1)
-    )
-    flat_scores = np.ascontiguousarray(x).ravel()
+        # SFC64: numpy's fastest generator (twice PCG64's speed here, and random bits are
+        # the largest cost of a trial); it passes BigCrush and PractRand like PCG64.
+        streams = [np.random.SFC64(s)
+                   for s in np.random.SeedSequence(seed).spawn(trials.n_streams)]
     ranges = np.empty(n_permutations, dtype=np.float64)
-    buffers = threading.local()
+    workspaces = threading.local()
 
-    def run_chunk(chunk: int) -> None:
-        start = chunk * per_chunk
-        size = min(per_chunk, n_permutations - start)
-        rows = size * n_topics
-        if not hasattr(buffers, "keys"):
-            buffers.keys = np.empty((per_chunk * n_topics, n_runs), dtype=np.float64)
-            buffers.gathered = np.empty((per_chunk * n_topics, n_runs), dtype=np.float64)
-        random = buffers.keys[:rows]
-        gathered = buffers.gathered[:rows]
-        keys = random.view(np.uint64)
-        generators[chunk].random(out=random)
-        np.bitwise_and(keys, not_mask, out=keys)
-        np.bitwise_or(keys, cell_index[:rows], out=keys)
-        keys.sort(axis=1)
-        np.bitwise_and(keys, mask, out=keys)
-        np.take(flat_scores, keys.view(np.intp), out=gathered)
-        run_sums = gathered.reshape(size, n_topics, n_runs).sum(axis=1)
-        ranges[start : start + size] = run_sums.max(axis=1) - run_sums.min(axis=1)
+    def run_stream(stream: int) -> None:
+        if not hasattr(workspaces, "scores"):
+            workspaces.scores = np.empty((trials.rows_per_step, trials.n_runs))
+            workspaces.neighbours = np.empty((trials.rows_per_step, max(1, trials.n_runs - 1)),
+                                             dtype=trials.key_type)
+        first = stream * TRIALS_PER_STREAM
+        last = min(first + TRIALS_PER_STREAM, n_permutations)
+        for start in range(first, last, trials.per_step):
+            size = min(trials.per_step, last - start)
+            run_sums = trials.run_sums(streams[stream], size, workspaces)
+            ranges[start : start + size] = run_sums.max(axis=1) - run_sums.min(axis=1)
 
-    n_workers = min(n_chunks, workers if workers is not None else _default_workers())
+    n_workers = min(trials.n_streams, workers if workers is not None else _default_workers())
     if n_workers <= 1:
-        for chunk in range(n_chunks):
-            run_chunk(chunk)
+        for stream in range(trials.n_streams):
+            run_stream(stream)
     else:
         with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            list(pool.map(run_chunk, range(n_chunks)))
+            list(pool.map(run_stream, range(trials.n_streams)))
     return ranges
+
+
+@dataclass(frozen=True)
+class _Trials:
+    """How the trials of one test are drawn, a step of `per_step` trials at a time.
+
+    Each row (a topic of a trial) gets one random key per run: random high bits, and
+    the run's column in the low `index_bits`, so that one in-place sort of the keys
+    yields the row's random order and, in the low bits, the column to take each score
+    from. 32-bit keys when the runs need at most 8 index bits: drawn two from a 64-bit
+    word and sorted twice as fast as 64-bit ones.
+    """
+
+    x: FloatArray
+    n_topics: int
+    n_runs: int
+    key_type: type[np.unsignedinteger[Any]]
+    index_bits: int
+    per_step: int
+    n_streams: int
+    # each row's offset in the flattened matrix: its topic times the number of runs
+    row_offsets: npt.NDArray[np.unsignedinteger[Any]]
+
+    @classmethod
+    def of(cls, x: FloatArray, n_permutations: int) -> _Trials:
+        n_topics, n_runs = x.shape
+        index_bits = max(1, (n_runs - 1).bit_length())
+        if index_bits > MAX_INDEX_BITS:
+            raise ValueError(TOO_LARGE.format(runs=n_runs))
+        short = index_bits <= SHORT_KEY_INDEX_BITS and n_topics * n_runs < 2**32
+        key_type = np.uint32 if short else np.uint64
+        per_step = max(1, min(n_permutations, TRIALS_PER_STREAM,
+                              CHUNK_CELLS // (n_topics * n_runs)))
+        topics = np.arange(per_step * n_topics) % n_topics
+        return cls(
+            x=np.ascontiguousarray(x),
+            n_topics=n_topics,
+            n_runs=n_runs,
+            key_type=key_type,
+            index_bits=index_bits,
+            per_step=per_step,
+            n_streams=math.ceil(n_permutations / TRIALS_PER_STREAM),
+            row_offsets=(topics * n_runs).astype(key_type)[:, None],
+        )
+
+    @property
+    def rows_per_step(self) -> int:
+        return self.per_step * self.n_topics
+
+    def run_sums(self, stream: np.random.BitGenerator, size: int,
+                 workspace: threading.local) -> FloatArray:
+        """trial x run: the run sums of `size` trials, every row permuted at random."""
+        rows = size * self.n_topics
+        keys = self._random_keys(stream, rows)
+        keys.sort(axis=1)
+        for row in self._tied_rows(keys, workspace.neighbours[:rows]):
+            keys[row] = self._untied_row(stream)
+        # The low bits of a sorted key are the column whose score lands at its place;
+        # the flat cell is that column plus the row's offset.
+        np.bitwise_and(keys, self._low_bits, out=keys)
+        np.add(keys, self.row_offsets[:rows], out=keys)
+        scores = workspace.scores[:rows]
+        # mode="clip": the cells are in range by construction, and numpy's default
+        # bounds check costs more than the gather itself
+        np.take(self.x.ravel(), keys, out=scores, mode="clip")
+        result: FloatArray = scores.reshape(size, self.n_topics, self.n_runs).sum(axis=1)
+        return result
+
+    @property
+    def _low_bits(self) -> np.unsignedinteger[Any]:
+        return self.key_type((1 << self.index_bits) - 1)
+
+    def _random_keys(self, stream: np.random.BitGenerator, rows: int) -> npt.NDArray[Any]:
+        n_keys = rows * self.n_runs
+        per_word = 8 // np.dtype(self.key_type).itemsize
+        words = stream.random_raw(-(-n_keys // per_word))
+        keys = words.view(self.key_type)[:n_keys].reshape(rows, self.n_runs)
+        np.bitwise_and(keys, ~self._low_bits, out=keys)
+        np.bitwise_or(keys, np.arange(self.n_runs, dtype=self.key_type), out=keys)
+        return keys
+
+    def _tied_rows(self, keys: npt.NDArray[Any], neighbours: npt.NDArray[Any]
+                   ) -> npt.NDArray[np.intp]:
+        """Rows of sorted keys where two keys have the same random bits.
+
+        Their order would be the columns' rather than a random one; such a row is drawn
+        again (about one row in 7,000 with 100 runs and 32-bit keys). Given that its keys
+        are distinct, a row's order is uniform (the keys are independent and identically
+        distributed), so every row is a uniform random permutation. Neighbours in a
+        sorted row share their random bits exactly when their XOR is below 2**index_bits;
+        one minimum over the whole step rules out a tie in most steps.
+        """
+        if keys.shape[1] < 2:
+            return np.empty(0, dtype=np.intp)
+        np.bitwise_xor(keys[:, 1:], keys[:, :-1], out=neighbours)
+        if neighbours.min() > self._low_bits:
+            return np.empty(0, dtype=np.intp)
+        return np.flatnonzero(neighbours.min(axis=1) <= self._low_bits)
+
+    def _untied_row(self, stream: np.random.BitGenerator) -> npt.NDArray[Any]:
+        while True:
+            row = self._random_keys(stream, 1)
+            row.sort(axis=1)
+            if self._tied_rows(row, np.empty((1, self.n_runs - 1), self.key_type)).size == 0:
+                return row[0]
 
 
 def _default_workers() -> int:

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import compress
+from operator import attrgetter
 
 from submissions.formats.common import PassageKey
 from submissions.formats.marked_ac_run import MARKS, RELEVANT, MarkedNugget
 
 from .ac import BAD_MARK
+
+_MARK = attrgetter("mark")
+_NUGGET = attrgetter("nugget")
+_CITED_PASSAGE = attrgetter("qid", "passage_key.run_name", "passage_key.rank")
 
 
 def derive_pr_qrels(marked_runs: Iterable[Iterable[MarkedNugget]]) -> dict[str, dict[str, int]]:
@@ -29,17 +35,25 @@ def derive_pr_qrels(marked_runs: Iterable[Iterable[MarkedNugget]]) -> dict[str, 
     sorted by id and passages by (run, rank), so the result (and any file written from
     it) is deterministic. Source: NTCIR-19 R2C2 task definition, DESIGN.md section 4.
     """
-    grades: Counter[tuple[str, PassageKey]] = Counter()
+    grades: Counter[tuple[str, str, int]] = Counter()
     for run in marked_runs:
-        for marked in run:
-            if marked.mark not in MARKS:
-                raise ValueError(BAD_MARK.format(mark=marked.mark))
-            if marked.mark == RELEVANT:
-                grades[(marked.nugget.qid, marked.nugget.passage_key)] += 1
-    qrels: dict[str, dict[str, int]] = {}
-    for qid, passage in sorted(grades):
-        qrels.setdefault(qid, {})[str(passage)] = grades[(qid, passage)]
-    return qrels
+        nuggets = list(run)
+        marks = list(map(_MARK, nuggets))
+        if not MARKS.keys() >= set(marks):
+            raise ValueError(BAD_MARK.format(mark=next(m for m in marks if m not in MARKS)))
+        # A campaign has hundreds of thousands of nugget lines: the relevant ones are
+        # picked and their passages read without a Python frame per nugget.
+        relevant = compress(nuggets, map(RELEVANT.__eq__, marks))
+        grades.update(map(_CITED_PASSAGE, map(_NUGGET, relevant)))
+    by_question: dict[str, list[tuple[str, int, int]]] = {}
+    for (qid, run_name, rank), grade in grades.items():
+        by_question.setdefault(qid, []).append((run_name, rank, grade))
+    return {
+        # f"{run}:{rank}" is str(PassageKey(run, rank)), the passage's document id,
+        # without building a key per passage (the tests hold the two equal).
+        qid: {f"{run_name}:{rank}": grade for run_name, rank, grade in sorted(by_question[qid])}
+        for qid in sorted(by_question)
+    }
 
 
 def pr_qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> list[str]:

@@ -10,6 +10,7 @@ NTCIREVAL do; a run that returned nothing for such a question scores 0 on it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -81,7 +82,7 @@ def trec_ndcg_cut(
     ranking is therefore fed with strictly decreasing scores (len - index) so that the
     PassageRank order is kept whatever the document ids are.
     """
-    ks = _cutoffs(cutoffs)
+    ks = sorted_cutoffs(cutoffs)
     qids = relevant_questions(qrels)
     per_question: dict[int, dict[str, float]] = {k: {} for k in ks}
     results = trec_eval_results(qrels, rankings, qids,
@@ -205,13 +206,14 @@ def score_pr_run(
     run did not answer scores 0. nERR's g_max defaults to the highest grade in the
     qrels, the top relevance level of the collection.
 
-    The NTCIREVAL measures are computed for all questions at once on zero-padded
-    question-by-rank gain matrices; they equal `q_measure`, `ms_ndcg_at_k` and
-    `nerr_at_k` applied question by question.
+    nDCG comes from pytrec_eval (trec_eval itself); the NTCIREVAL measures are computed
+    for all questions at once on zero-padded question-by-rank gain matrices, and equal
+    `q_measure`, `ms_ndcg_at_k` and `nerr_at_k` applied question by question. This is
+    the per-run reference; `score_pr_track` scores every run of a track at once.
     """
     if beta < 0:
         raise ValueError(BAD_BETA.format(beta=beta))
-    ks = _cutoffs(cutoffs)
+    ks = sorted_cutoffs(cutoffs)
     qids = relevant_questions(qrels)
     run_gains: list[list[float]] = []
     judged_gains: list[list[float]] = []
@@ -222,31 +224,16 @@ def score_pr_run(
         # trec_eval's reading of grades: anything below 1 is nonrelevant, gain 0
         run_gains.append([float(max(judged.get(docid, 0), 0)) for docid in ranking])
         judged_gains.append([float(g) for g in judged.values() if g > 0])
-    if max_gain is None:
-        max_gain = max((max(g) for g in judged_gains), default=1.0)
+    max_gain = checked_max_gain(max_gain, judged_gains)
 
-    depth = max([*ks, *(len(g) for g in run_gains), *(len(g) for g in judged_gains), 1])
+    depth = max([*ks, *(len(g) for g in run_gains), 1])
     gains = _padded(run_gains, depth)
-    ideal = -np.sort(-_padded(judged_gains, depth), axis=1)
-    if max_gain <= 0 or max_gain < float(np.max(ideal, initial=0.0)):
-        raise ValueError(BAD_MAX_GAIN.format(max_gain=max_gain))
-    ranks = np.arange(1, depth + 1, dtype=np.float64)
-
-    relevant = gains > 0
-    blended = (np.cumsum(relevant, axis=1) + beta * np.cumsum(gains, axis=1)) / (
-        ranks + beta * np.cumsum(ideal, axis=1)
-    )
-    n_relevant = np.count_nonzero(ideal, axis=1)
-    q_values = (blended * relevant).sum(axis=1) / np.maximum(n_relevant, 1)
-
-    discount = 1.0 / np.log2(ranks + 1.0)
-    ms_ndcg: dict[int, FloatArray] = {}
-    nerr: dict[int, FloatArray] = {}
-    for k in ks:
-        ms_ndcg[k] = (gains[:, :k] * discount[:k]).sum(axis=1) / (ideal[:, :k] * discount[:k]).sum(
-            axis=1
-        )
-        nerr[k] = _err_rows(gains[:, :k], max_gain) / _err_rows(ideal[:, :k], max_gain)
+    ideal = ideal_gains(judged_gains, depth)
+    n_relevant = np.array([len(g) for g in judged_gains], dtype=np.float64)
+    q_values = q_measure_rows(gains, ideal, n_relevant, beta=beta)
+    ms_ndcg = {k: dcg_rows(gains, k) / dcg_rows(ideal, k) for k in ks}
+    nerr = {k: err_rows(gains[:, :k], max_gain) / err_rows(ideal[:, :k], max_gain)
+            for k in ks}
 
     def per_question(values: FloatArray) -> QuestionScores:
         return QuestionScores.from_values(dict(zip(qids, values.tolist(), strict=True)))
@@ -259,7 +246,79 @@ def score_pr_run(
     )
 
 
-def _cutoffs(cutoffs: Sequence[int]) -> list[int]:
+# --- the formulas on question-by-rank gain arrays ----------------------------------------
+# The last axis is the rank; the ones before it say whose gains they are (a question, or a
+# run and a question), and a question's ideal gains broadcast over the runs. Rankings are
+# zero-padded past their end. `score_pr_run` and `score_pr_track` both compute on them.
+
+
+def ideal_gains(judged_gains: Sequence[Sequence[float]], depth: int) -> FloatArray:
+    """The ideal ranked list of each question: its positive gains, highest first, cut or
+    zero-padded to `depth`.
+
+    `depth` only has to reach the deepest rank any measure reads (the longest ranking,
+    the largest cutoff): the Q-measure reads cg*(r) only at ranks a run returned, and
+    takes R from the full count of relevant documents, not from this matrix.
+    """
+    ideal = np.zeros((len(judged_gains), depth), dtype=np.float64)
+    for i, gains in enumerate(judged_gains):
+        best = sorted((g for g in gains if g > 0), reverse=True)[:depth]
+        ideal[i, : len(best)] = best
+    return ideal
+
+
+def dcg_rows(gains: FloatArray, k: int) -> FloatArray:
+    """DCG@k of each row: the sum over ranks r <= k of g(r) / log2(r + 1).
+
+    Summed rank by rank with the C library's log2, as trec_eval's m_ndcg_cut.c does
+    (`sum += gain / log2((double) (i + 2))`), so that nDCG computed here agrees with
+    trec_eval's to the last bit or two. Source: Järvelin & Kekäläinen, ACM TOIS 20(4),
+    2002, with the log2(r + 1) discount of Burges et al., ICML 2005; with linear gains
+    this is also NTCIREVAL's MSnDCG@k (Sakai, PROMISE Winter School 2013, section 2).
+    """
+    total = np.zeros(gains.shape[:-1], dtype=np.float64)
+    for i in range(min(k, gains.shape[-1])):
+        total += gains[..., i] / math.log2(i + 2)
+    return total
+
+
+def q_measure_rows(
+    gains: FloatArray, ideal: FloatArray, n_relevant: FloatArray, *, beta: float
+) -> FloatArray:
+    """Q-measure of each row (see `q_measure`): `ideal` holds each question's ideal gains
+    at least as deep as `gains`, `n_relevant` its number of relevant documents R."""
+    depth = gains.shape[-1]
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    relevant = gains > 0
+    blended = (np.cumsum(relevant, axis=-1) + beta * np.cumsum(gains, axis=-1)) / (
+        ranks + beta * np.cumsum(ideal[..., :depth], axis=-1)
+    )
+    result: FloatArray = (blended * relevant).sum(axis=-1) / np.maximum(n_relevant, 1.0)
+    return result
+
+
+def err_rows(gains: FloatArray, max_gain: float) -> FloatArray:
+    """ERR of each row of a question-by-rank gain matrix (see `nerr_at_k`)."""
+    stop = gains / (max_gain + 1.0)
+    reach = np.ones_like(stop)
+    reach[..., 1:] = np.cumprod(1.0 - stop, axis=-1)[..., :-1]
+    ranks = np.arange(1, gains.shape[-1] + 1, dtype=np.float64)
+    result: FloatArray = (stop * reach / ranks).sum(axis=-1)
+    return result
+
+
+def checked_max_gain(max_gain: float | None, judged_gains: Sequence[Sequence[float]]) -> float:
+    """nERR's g_max: `max_gain`, or by default the highest gain the qrels give; ValueError
+    unless it is positive and at least every gain."""
+    top = max((max(g, default=0.0) for g in judged_gains), default=0.0)
+    chosen = (top if top > 0 else 1.0) if max_gain is None else float(max_gain)
+    if chosen <= 0 or chosen < top:
+        raise ValueError(BAD_MAX_GAIN.format(max_gain=max_gain))
+    return chosen
+
+
+def sorted_cutoffs(cutoffs: Sequence[int]) -> list[int]:
+    """The distinct cutoffs, ascending; ValueError for none or one that is not positive."""
     ks = sorted({check_cutoff(k) for k in cutoffs})
     if not ks:
         raise ValueError(NO_CUTOFFS)
@@ -271,16 +330,6 @@ def _padded(rows: list[list[float]], depth: int) -> FloatArray:
     for i, row in enumerate(rows):
         matrix[i, : len(row)] = row
     return matrix
-
-
-def _err_rows(gains: FloatArray, max_gain: float) -> FloatArray:
-    """ERR of each row of a question-by-rank gain matrix (see `nerr_at_k`)."""
-    stop = gains / (max_gain + 1.0)
-    reach = np.ones_like(stop)
-    reach[:, 1:] = np.cumprod(1.0 - stop, axis=1)[:, :-1]
-    ranks = np.arange(1, gains.shape[1] + 1, dtype=np.float64)
-    result: FloatArray = (stop * reach / ranks).sum(axis=1)
-    return result
 
 
 def _gains_and_ideal(

@@ -156,19 +156,53 @@ def bootstrap_cis(matrix: npt.ArrayLike, *, confidence: float = 0.95,
     if np.ptp(scores, axis=0).max(initial=0.0) == 0.0:
         lower = upper = means  # every run scored the same on every question
     else:
-        result = sp_stats.bootstrap(
-            (scores,), np.mean, axis=0, vectorized=True, method="percentile",
-            confidence_level=confidence, n_resamples=resamples, batch=64,
-            random_state=np.random.default_rng(seed))
-        interval = result.confidence_interval
+        resampled = _bootstrap_means(scores, resamples, seed)
+        alpha = (1 - confidence) / 2
+        low_quantile, high_quantile = np.quantile(resampled, [alpha, 1 - alpha], axis=0)
         # A run whose scores are all equal has a zero-width interval at its mean; and no
         # bound leaves the observed range by a rounding error of the resampled means.
         constant = np.ptp(scores, axis=0) == 0.0
         low, high = scores.min(axis=0), scores.max(axis=0)
-        lower = np.where(constant, means, np.clip(interval.low, low, high))
-        upper = np.where(constant, means, np.clip(interval.high, low, high))
+        lower = np.where(constant, means, np.clip(low_quantile, low, high))
+        upper = np.where(constant, means, np.clip(high_quantile, low, high))
     return [MeanCI(float(m), float(lo), float(hi), float(hi - lo) / 2, n, confidence)
             for m, lo, hi in zip(means, lower, upper, strict=True)]
+
+
+#: Resamples drawn per call of the generator, as scipy.stats.bootstrap draws them with
+#: batch=64 (this module's intervals were computed by it until they were vectorised).
+_BOOTSTRAP_BATCH = 64
+#: Multiply-adds per matrix product: OpenBLAS runs a product this small on one thread.
+#: Its threads spin while they wait, and on a machine shared with other work a product
+#: split over them took five times as long as on one.
+_SINGLE_THREAD_PRODUCT = 2**18
+
+
+def _bootstrap_means(scores: FloatArray, resamples: int, seed: int) -> FloatArray:
+    """resample x run: each run's mean over `resamples` resamples of the questions.
+
+    The resamples are the ones scipy.stats.bootstrap(..., batch=64, method="percentile")
+    draws from `default_rng(seed)` (the same generator calls, batch by batch), so the
+    intervals are scipy's up to the rounding of the means. A resample's means are its
+    question counts times the matrix: matrix products for all runs and questions at
+    once, instead of gathering resample x question x run scores.
+    """
+    rng = np.random.default_rng(seed)
+    n, n_runs = scores.shape
+    means = np.empty((resamples, n_runs), dtype=np.float64)
+    step = max(1, _SINGLE_THREAD_PRODUCT // max(1, n * n_runs))
+    for start in range(0, resamples, _BOOTSTRAP_BATCH):
+        size = min(_BOOTSTRAP_BATCH, resamples - start)
+        drawn = rng.integers(0, n, (size, n))
+        drawn += np.arange(size)[:, None] * n
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n)
+        # in floating point: numpy multiplies integer matrices without BLAS, 4x slower
+        counts = counts.astype(np.float64)
+        for first in range(0, size, step):
+            rows = slice(start + first, start + min(first + step, size))
+            np.matmul(counts[first : first + step], scores, out=means[rows])
+    means /= n
+    return means
 
 
 def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike, *, confidence: float = 0.95) -> PairedTTest:

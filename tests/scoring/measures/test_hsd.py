@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from scoring.measures.hsd import (
     BAD_NAMES,
     BAD_PERMUTATIONS,
     NOT_FINITE,
+    TOO_LARGE,
     randomised_tukey_hsd,
 )
 
@@ -145,3 +148,64 @@ def test_pairs_list_every_pair_once_with_names():
 def test_it_rejects_bad_input(scores, kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         randomised_tukey_hsd(scores, **kwargs)
+
+
+class FirstDrawTies:
+    """A bit generator whose first draw is all zeros (every key of every row ties),
+    then the words of a seeded SFC64."""
+
+    def __init__(self, seed: int) -> None:
+        self.words = np.random.SFC64(seed)
+        self.first = True
+
+    def random_raw(self, size: int) -> np.ndarray:
+        if self.first:
+            self.first = False
+            return np.zeros(size, dtype=np.uint64)
+        return self.words.random_raw(size)
+
+
+def arrangements(x: np.ndarray, streams) -> list[tuple[float, ...]]:
+    """One trial per stream on a one-topic matrix: its run sums are the permuted row."""
+    trials = hsd._Trials.of(x, 1)
+    workspace = threading.local()
+    workspace.scores = np.empty((trials.rows_per_step, x.shape[1]))
+    workspace.neighbours = np.empty((trials.rows_per_step, x.shape[1] - 1), trials.key_type)
+    return [tuple(trials.run_sums(stream, 1, workspace)[0]) for stream in streams]
+
+
+@pytest.mark.parametrize("make_stream", [np.random.SFC64, FirstDrawTies],
+                         ids=["random keys", "tied keys drawn again"])
+def test_each_row_is_permuted_uniformly(make_stream):
+    # The randomised HSD permutes each topic's scores uniformly at random (Carterette,
+    # TOIS 2012). A one-topic matrix [1, 10, 100]: a trial's run sums are the row in its
+    # drawn order, each of the 3! = 6 orders with chance 1/6. 6000 trials: each count is
+    # 1000 with a standard error of sqrt(6000 * 1/6 * 5/6) = 28.9; allow 5 of them. Keys
+    # that tie (FirstDrawTies: all of them) would keep the row's own order every time
+    # unless the row is drawn again.
+    x = np.array([[1.0, 10.0, 100.0]])
+
+    counts = Counter(arrangements(x, [make_stream(seed) for seed in range(6000)]))
+
+    assert set(counts) == set(itertools.permutations((1.0, 10.0, 100.0)))
+    assert all(abs(count - 1000) < 5 * 28.9 for count in counts.values()), counts
+
+
+def test_more_runs_than_32_bit_keys_hold_are_permuted_too():
+    # 300 runs need 9 index bits: 64-bit keys. Rows [0, ..., 0, 1] and [0, ..., 0, 1000]:
+    # every trial's run sums are a reordering of one row plus one of the other, so they
+    # hold exactly one 1 and one 1000 (or one 1001), zeros elsewhere.
+    x = np.zeros((2, 300))
+    x[0, -1], x[1, -1] = 1.0, 1000.0
+
+    ranges = hsd._permutation_ranges(x, 200, 0, 1)
+
+    assert hsd._Trials.of(x, 200).key_type is np.uint64
+    assert set(ranges.tolist()) <= {1000.0, 1001.0}
+    # the two land on the same run with chance 1/300: in about one trial of 300
+    assert (ranges == 1000.0).sum() > 150
+
+
+def test_it_refuses_more_runs_than_its_keys_can_number():
+    with pytest.raises(ValueError, match=re.escape(TOO_LARGE.format(runs=2**16 + 1))):
+        randomised_tukey_hsd(np.zeros((1, 2**16 + 1)), n_permutations=1)

@@ -71,6 +71,19 @@ def test_the_same_rank_under_another_question_is_another_passage():
     assert derive_pr_qrels([run]) == {"D1": {"A-PO-1:1": 1}, "D2": {"A-PO-1:1": 1}}
 
 
+def test_derived_document_ids_are_the_passage_keys_written_out_in_order():
+    # derive_pr_qrels writes the ids itself rather than through str(PassageKey): they must
+    # be the same text, questions by id and passages by (run, rank as a number).
+    keys = [PassageKey("B-PG-1", 10), PassageKey("A-PO-1", 10), PassageKey("B-PG-1", 2)]
+    run = [MarkedNugget(NuggetRecord(qid, 1, key, "n"), "R")
+           for qid in ("D2", "D1") for key in keys]
+
+    qrels = derive_pr_qrels([run])
+
+    assert list(qrels) == ["D1", "D2"]
+    assert list(qrels["D1"]) == [str(key) for key in sorted(keys)]
+
+
 def test_qrels_lines_sort_ranks_as_numbers():
     qrels = {"D1": {"A-PO-1:10": 1, "A-PO-1:2": 2}}
 

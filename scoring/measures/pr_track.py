@@ -1,0 +1,185 @@
+"""Every ranking measure of every PR run of a track, computed together.
+
+`score_pr_track` gives each run what `score_pr_run` gives it (the tests hold every value
+to 1e-12 of it, and nDCG to 1e-12 of pytrec_eval's), at the cost of one pass over the
+rankings: that pass looks up each ranked passage's grade once and lays the gains out as
+question x run x rank arrays, and every measure, nDCG included, is then a few numpy
+operations on them (the formulas are `ranking`'s, cited there). Handing each run to
+pytrec_eval instead costs a C evaluation per run on top of the same lookups, and the
+NTCIREVAL measures would still need the gains.
+
+Runs are taken in batches of about `BATCH_CELLS` cells, so the arrays of a batch stay in
+the processor's cache and memory stays bounded however many runs a track has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, repeat
+from typing import TypeVar
+
+import numpy as np
+
+from .common import DUPLICATE_DOCUMENT, Qrels, QuestionScores, Rankings, relevant_questions
+from .ranking import (
+    BAD_BETA,
+    DEFAULT_CUTOFFS,
+    FloatArray,
+    PrRunScores,
+    checked_max_gain,
+    dcg_rows,
+    err_rows,
+    ideal_gains,
+    q_measure_rows,
+    sorted_cutoffs,
+)
+
+# Question x run x rank cells computed together: 4 MB per float array, so that memory stays
+# bounded and a batch's temporaries mostly stay in cache, while a question's judged
+# passages are looked up by a couple of dozen runs in a row (fewer runs a batch cost
+# cache misses on the lookups).
+BATCH_CELLS = 2**19
+
+IN_RUN = "run {run}: {problem}"
+
+RunKey = TypeVar("RunKey", bound=Hashable)  # whatever names a run: its name, its id
+
+
+@dataclass(frozen=True)
+class _Questions:
+    """What every run is scored against: the questions with a relevant document, their
+    judged passages, and what their ideal ranked lists score (the denominators)."""
+
+    qids: list[str]
+    judged: list[Mapping[str, int]]
+    ideal: FloatArray  # question x rank, as deep as any ranking or cutoff reaches
+    n_relevant: FloatArray  # R of each question
+    ideal_dcg: dict[int, FloatArray]  # cutoff -> question -> DCG@k of the ideal list
+    ideal_err: dict[int, FloatArray]  # cutoff -> question -> ERR@k of the ideal list
+    max_gain: float
+
+
+def score_pr_track(
+    *,
+    qrels: Qrels,
+    runs: Mapping[RunKey, Rankings],
+    cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
+    beta: float = 1.0,
+    max_gain: float | None = None,
+) -> dict[RunKey, PrRunScores]:
+    """All ranking measures of every run in `runs` (run name -> its rankings, as
+    `score_pr_run` takes them), keyed like `runs`.
+
+    Each run's scores equal `score_pr_run(qrels=qrels, rankings=runs[name], ...)`: means
+    over the questions with a relevant document, 0 for a question a run did not answer,
+    nERR's g_max by default the highest grade in the qrels. nDCG@k is computed as
+    trec_eval's ndcg_cut computes it (`dcg_rows`), so it is also MSnDCG@k: the two share
+    one value. Raises ValueError, naming the run, for a ranking that repeats a passage.
+    """
+    if beta < 0:
+        raise ValueError(BAD_BETA.format(beta=beta))
+    ks = sorted_cutoffs(cutoffs)
+    depth = max(ks[-1], _longest_ranking(runs))
+    questions = _judged_questions(qrels, ks, depth, max_gain)
+    names = list(runs)
+    per_batch = max(1, BATCH_CELLS // max(1, len(questions.qids) * depth))
+    scores: dict[RunKey, PrRunScores] = {}
+    for start in range(0, len(names), per_batch):
+        batch = names[start : start + per_batch]
+        gains = _gain_arrays(questions, [(name, runs[name]) for name in batch], depth)
+        scores.update(zip(batch, _batch_scores(questions, gains, ks, beta), strict=True))
+    return scores
+
+
+def _longest_ranking(runs: Mapping[RunKey, Rankings]) -> int:
+    return max((max(map(len, rankings.values()), default=1) for rankings in runs.values()),
+               default=1)
+
+
+def _judged_questions(
+    qrels: Qrels, ks: list[int], depth: int, max_gain: float | None
+) -> _Questions:
+    qids = relevant_questions(qrels)
+    judged = [qrels[qid] for qid in qids]
+    # trec_eval's reading of grades: anything below 1 is nonrelevant, gain 0
+    judged_gains = [[float(g) for g in grades.values() if g > 0] for grades in judged]
+    top = checked_max_gain(max_gain, judged_gains)
+    ideal = ideal_gains(judged_gains, depth)
+    return _Questions(
+        qids=qids,
+        judged=judged,
+        ideal=ideal,
+        n_relevant=np.array([len(g) for g in judged_gains], dtype=np.float64),
+        ideal_dcg={k: dcg_rows(ideal, k) for k in ks},
+        ideal_err={k: err_rows(ideal[:, :k], top) for k in ks},
+        max_gain=top,
+    )
+
+
+def _gain_arrays(
+    questions: _Questions, batch: list[tuple[Hashable, Rankings]], depth: int
+) -> FloatArray:
+    """question x run x rank gains of the runs in `batch`, zero past a ranking's end.
+
+    The one pass over the rankings: each passage's grade is looked up once, in C (`map`
+    over the question's judged passages), question by question so that a question's
+    judged passages stay in the processor's cache while the rankings of every run of the
+    batch are looked up in them (run by run, the lookups take three times as long). The
+    grades are laid out in one assignment through a mask of the filled cells, row-major:
+    the order they were read in.
+    """
+    grades: list[int] = []
+    lengths: list[int] = []
+    for qid, judged in zip(questions.qids, questions.judged, strict=True):
+        rankings = [run.get(qid, ()) for _name, run in batch]
+        sizes = list(map(len, rankings))
+        if sum(map(len, map(set, rankings))) != sum(sizes):
+            raise ValueError(_repeated(qid, batch))
+        lengths += sizes
+        grades.extend(map(judged.get, chain.from_iterable(rankings), repeat(0)))
+    shape = (len(questions.qids), len(batch))
+    gains = np.zeros((*shape, depth), dtype=np.float64)
+    filled = np.arange(depth) < np.array(lengths, dtype=np.intp).reshape(*shape, 1)
+    gains[filled] = grades
+    # grades below 1 are nonrelevant (gain 0), as trec_eval reads them
+    return np.maximum(gains, 0.0, out=gains)
+
+
+def _repeated(qid: str, batch: list[tuple[Hashable, Rankings]]) -> str:
+    """The problem of the first run whose ranking of `qid` repeats a passage."""
+    for name, run in batch:
+        seen: set[str] = set()
+        for docid in run.get(qid, ()):
+            if docid in seen:
+                problem = DUPLICATE_DOCUMENT.format(qid=qid, docid=docid)
+                return IN_RUN.format(run=name, problem=problem)
+            seen.add(docid)
+    raise AssertionError("no ranking repeats a passage")  # pragma: no cover
+
+
+def _batch_scores(
+    questions: _Questions, gains: FloatArray, ks: list[int], beta: float
+) -> list[PrRunScores]:
+    """Every measure of each run of a batch (question x run x rank gains); a question's
+    ideal list and R broadcast over the runs."""
+    ndcg = {k: dcg_rows(gains, k) / questions.ideal_dcg[k][:, None] for k in ks}
+    nerr = {k: err_rows(gains[..., :k], questions.max_gain) / questions.ideal_err[k][:, None]
+            for k in ks}
+    q_values = q_measure_rows(gains, questions.ideal[:, None, :],
+                              questions.n_relevant[:, None], beta=beta)
+    qids = questions.qids
+    results = []
+    for run in range(gains.shape[1]):
+        run_ndcg = {k: _question_scores(qids, ndcg[k][:, run]) for k in ks}
+        results.append(PrRunScores(
+            ndcg=run_ndcg,
+            ms_ndcg=run_ndcg,  # the same formula with linear gains (`dcg_rows`)
+            nerr={k: _question_scores(qids, nerr[k][:, run]) for k in ks},
+            q_measure=_question_scores(qids, q_values[:, run]),
+        ))
+    return results
+
+
+def _question_scores(qids: list[str], values: FloatArray) -> QuestionScores:
+    return QuestionScores.from_values(dict(zip(qids, values.tolist(), strict=True)))
