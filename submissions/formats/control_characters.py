@@ -20,7 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # the participants' client (client/) ships this package without numpy
+    np = None  # type: ignore[assignment]
 
 from .common import Problem
 
@@ -134,6 +137,8 @@ def may_hold_control_bytes(data: bytes) -> bool:
 
 
 def _lowest_byte(data: bytes) -> int:
+    if np is None:  # the client: a file checked once before its upload, slower is fine
+        return min(data)
     return int(np.frombuffer(data, np.uint8).min())
 
 

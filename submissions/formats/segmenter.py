@@ -28,8 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import sentencex  # type: ignore[import-untyped]  # ships no type information
-
 MAX_PASSAGE_WORDS = 100
 DEFAULT_LANGUAGE = "en"
 
@@ -80,6 +78,10 @@ def _sentences(text: str, language: str) -> Iterator[tuple[int, int]]:
     Only sentencex's end offsets are used, as cuts, so the spans cover the text whatever
     it reports: no gap, no overlap, nothing outside the text.
     """
+    # Imported here, not with the module: the participants' client (client/) ships this
+    # package to check files before upload, and never segments, without sentencex.
+    import sentencex  # type: ignore[import-untyped]  # ships no type information
+
     cuts = sorted(
         {
             boundary["end_index"]
