@@ -89,3 +89,17 @@ def signed_in(personas: Personas, who: str) -> Client:
     client = Client()
     client.force_login(getattr(personas, who))
     return client
+
+
+def live_processes(group: int) -> list[int]:
+    """Processes of a process group that have not exited (zombies aside: PID 1 of a
+    container does not always reap the orphans it inherits)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if fields[0] != "Z" and int(fields[2]) == group:
+            alive.append(int(stat.parent.name))
+    return alive

@@ -37,7 +37,7 @@ from typing import IO, Any
 import pytest
 
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
-from tests.support import REPO
+from tests.support import REPO, live_processes
 
 README = REPO / "README.md"
 MARKER = re.compile(r"^<!-- walkthrough: (?P<role>run|serve|same as (?P<path>\S+)) -->$")
@@ -101,20 +101,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _live_processes(group: int) -> list[int]:
-    """Processes of a process group that have not exited (zombies aside: PID 1 of a
-    container does not always reap the orphans it inherits)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if fields[0] != "Z" and int(fields[2]) == group:
-            alive.append(int(stat.parent.name))
-    return alive
-
-
 def stop_session(process: subprocess.Popen[Any], first: signal.Signals) -> None:
     """Send `first` to the session's whole process group, then SIGKILL what is left."""
     group = process.pid  # start_new_session: the leader's pid is the group's id
@@ -124,12 +110,12 @@ def stop_session(process: subprocess.Popen[Any], first: signal.Signals) -> None:
         except ProcessLookupError:
             break
         deadline = time.monotonic() + STOP_SECONDS
-        while _live_processes(group) and time.monotonic() < deadline:
+        while live_processes(group) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if not _live_processes(group):
+        if not live_processes(group):
             break
     process.wait(timeout=STOP_SECONDS)
-    assert not _live_processes(group), f"processes of group {group} outlived SIGKILL"
+    assert not live_processes(group), f"processes of group {group} outlived SIGKILL"
 
 
 def tail(path: Path, lines: int = 60) -> str:

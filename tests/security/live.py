@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support import REPO
+from tests.support import REPO, live_processes
 
 GUNICORN_CONF = REPO / "deploy" / "gunicorn.conf.py"
 #: The start of a record of the site's log (config/settings.py, LOGGING) or gunicorn's.
@@ -215,22 +215,9 @@ def stop(process: subprocess.Popen[Any]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(group, sig)
         deadline = time.monotonic() + STOP_SECONDS
-        while _alive(group) and time.monotonic() < deadline:
+        while live_processes(group) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if not _alive(group):
+        if not live_processes(group):
             break
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=STOP_SECONDS)
-
-
-def _alive(group: int) -> bool:
-    """Whether a process of the group is still running (zombies aside: a container's
-    PID 1 does not always reap the orphans it inherits)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if fields[0] != "Z" and int(fields[2]) == group:
-            return True
-    return False
