@@ -366,6 +366,12 @@ GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)
 # A grading task touches its run after every batch; silence this long means its worker died.
 GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
+# An AC run with more nugget records than this is split into chunks of whole questions,
+# each a task of its own, so several workers grade one large run (grading/chunks.py).
+GRADING_CHUNK_NUGGETS = env_int("GRADING_CHUNK_NUGGETS", 2000)
+# Batches of judge calls in flight beyond the one whose judgments are being stored: the
+# database work overlaps the calls, and the judge's slots never wait for it.
+GRADING_PREFETCH = env_int("GRADING_PREFETCH", 2)
 
 # --- security behind a proxy (production) -----------------------------------
 # BEHIND_HTTPS_PROXY: people reach the site over HTTPS through a proxy (deploy/.env.example),

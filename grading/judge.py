@@ -20,10 +20,13 @@ answer: `key` by the edit-distance rule (no call), `llm` by one more call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -31,6 +34,7 @@ from grading.entailment_rule import unsupported
 from grading.gold_match import GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest, Label
+from grading.llm.loop import LoopThread
 from grading.llm.parsing import VerdictLabel
 from grading.llm.prompts import (
     ANSWER_KEY_PROMPT_VERSION,
@@ -172,8 +176,29 @@ class JudgeIdentity:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+#: One batch's outcomes, in input order (a JudgeError where a call failed outright).
+Outcomes = list[JudgeOutcome | JudgeError]
+
+
+class JudgeSession(Protocol):
+    """Batches sent to one judge together: they share its connections and its cap on
+    the requests in flight, so the next batch's calls fill the slots the last calls of
+    the one before leave free, and the caller stores one batch while others are judged."""
+
+    def submit(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
+    ) -> Future[Outcomes]:
+        """Start judging `inputs` (as `Judge.judge_many` does); their outcomes, later."""
+        ...
+
+
 class Judge(Protocol):
     identity: JudgeIdentity
+
+    def session(self) -> AbstractContextManager[JudgeSession]:
+        """A session for many batches; leaving it cancels the calls still running."""
+        ...
 
     def judge_many(
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
@@ -303,31 +328,45 @@ class OpenAIJudge:
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
     ) -> list[JudgeOutcome | JudgeError]:
-        return asyncio.run(self._judge_many(inputs, on_judged, explain_below))
+        async def judge() -> Outcomes:
+            # One client for this batch: its HTTP pool belongs to this event loop.
+            async with JudgeClient(self.config) as client:
+                return await self._judged(client, inputs, on_judged, explain_below)
 
-    async def _judge_many(
-        self, inputs: Sequence[JudgeInput], on_judged: Callable[[], None] | None,
-        explain_below: float,
-    ) -> list[JudgeOutcome | JudgeError]:
-        # One client per batch: its HTTP pool belongs to this event loop.
-        async with JudgeClient(self.config) as client:
-            session = _Session(client, explain_below)
+        return asyncio.run(judge())
 
-            async def one(item: JudgeInput) -> JudgeOutcome | JudgeError:
-                try:
-                    if isinstance(item, EntailmentInput):
-                        return await session.entailment(item)
-                    if isinstance(item, RubricInput):
-                        return await session.rubric(item)
-                    return await session.answer(item)
-                except JudgeError as error:
-                    self.errors.append(str(error))
-                    return error
-                finally:
-                    if on_judged is not None:
-                        on_judged()
+    @contextlib.contextmanager
+    def session(self) -> Iterator[JudgeSession]:
+        """Batches on one client, on an event loop in a thread of its own."""
+        loop = LoopThread(f"judge-{self.identity.model}")
+        loop.start()
+        client = JudgeClient(self.config)
+        try:
+            yield _Batches(self, loop, client)
+        finally:
+            loop.close(client.aclose())
 
-            return list(await asyncio.gather(*(one(item) for item in inputs)))
+    async def _judged(
+        self, client: JudgeClient, inputs: Sequence[JudgeInput],
+        on_judged: Callable[[], None] | None, explain_below: float,
+    ) -> Outcomes:
+        session = _Session(client, explain_below)
+
+        async def one(item: JudgeInput) -> JudgeOutcome | JudgeError:
+            try:
+                if isinstance(item, EntailmentInput):
+                    return await session.entailment(item)
+                if isinstance(item, RubricInput):
+                    return await session.rubric(item)
+                return await session.answer(item)
+            except JudgeError as error:
+                self.errors.append(str(error))
+                return error
+            finally:
+                if on_judged is not None:
+                    on_judged()
+
+        return list(await asyncio.gather(*(one(item) for item in inputs)))
 
     def ask_many(
         self, requests: Sequence[JudgeRequest[Label]]
@@ -340,6 +379,22 @@ class OpenAIJudge:
                 return await client.judge_all(requests)
 
         return asyncio.run(ask())
+
+
+@dataclass(frozen=True)
+class _Batches:
+    """`OpenAIJudge.session`'s batches: coroutines on its loop, on its one client."""
+
+    judge: OpenAIJudge
+    loop: LoopThread
+    client: JudgeClient
+
+    def submit(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
+    ) -> Future[Outcomes]:
+        return self.loop.submit(self.judge._judged(self.client, list(inputs), on_judged,
+                                                   explain_below))
 
 
 @dataclass

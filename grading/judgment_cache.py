@@ -8,10 +8,21 @@ input store one judgment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from typing import Any, Protocol
 
-from grading.judge import Judge, JudgeInput, JudgeOutcome, JudgeUnavailable
+from django.conf import settings
+
+from grading.judge import (
+    Judge,
+    JudgeIdentity,
+    JudgeInput,
+    JudgeOutcome,
+    JudgeUnavailable,
+    Outcomes,
+)
 from grading.llm.client import JudgeError
 from grading.models import Judgment, JudgmentStatus
 
@@ -51,41 +62,110 @@ def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 
 def ensure_judgments(
     campaign_id: int, kind: str, items: Sequence[JudgeInput], judge: Judge, batch: int,
-    progress: GradingProgress, explain_below: float,
+    progress: GradingProgress, explain_below: float, *, prefetch: int | None = None,
+    check: Callable[[], None] | None = None, meanwhile: Callable[[], None] | None = None,
 ) -> tuple[list[Judgment], int]:
     """The judgment of each item, judging only inputs never judged before.
 
-    Returns the judgments in item order and the number of judge calls made. New
-    judgments are stored batch by batch, so progress shows while a run is graded and
-    a worker that dies loses at most one batch of work.
+    Returns the judgments in item order (with their ids and labels loaded; any other
+    field is read from the database when first used) and the number of judge calls
+    made. The items are taken `batch` at a time: hashed, looked up in the cache, and
+    the new ones sent to the judge, on one session; up to `prefetch` batches
+    (GRADING_PREFETCH) are in flight beyond the oldest, whose judgments are stored while
+    the next batch is prepared and the newer ones are judged: the database work
+    overlaps the judge's calls, and the next batch's calls take the slots the last
+    calls of a batch leave free (the judge's concurrency caps them all). New judgments
+    are stored batch by batch, so progress shows while a run is graded and a worker
+    that dies loses at most the batches in flight. `check` is called before each batch
+    is sent (a claim's: it raises once the claim is lost, and what is in flight is
+    then cancelled). `meanwhile` is called once, while the first batch is in flight (at
+    once if none is sent): database work of the caller's that needs none of these
+    judgments.
     """
+    pending_work = [meanwhile] if meanwhile is not None else []
     if not items:
         progress.planned(kind, 0)
+        for work in pending_work:
+            work()
         return [], 0
     identity = judge.identity
     prompt_version = items[0].prompt_version
-    hashes = [identity.input_hash(item) for item in items]
-    known = _judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(hashes))
+    progress.planned(kind, len(items))  # at most; the exact number once all are hashed
+    hashes: list[str] = []
+    known: dict[str, Judgment] = {}
     todo: dict[str, JudgeInput] = {}
-    for item, digest in zip(items, hashes, strict=True):
-        if digest not in known and digest not in todo:
-            todo[digest] = item
-    calls = 0
-    errors: list[JudgeError] = []
-    pending = list(todo.items())
-    progress.planned(kind, len(pending))
-    for chunk in chunks(pending, batch):
-        outcomes = judge.judge_many([item for _, item in chunk], on_judged=progress.judged,
-                                    explain_below=explain_below)
-        calls += len(chunk)
+    ahead = settings.GRADING_PREFETCH if prefetch is None else prefetch
+    store = _Store(campaign_id, kind, identity, prompt_version)
+    in_flight: deque[tuple[Sequence[tuple[str, JudgeInput]], Future[Outcomes]]] = deque()
+    with judge.session() as session:
+        for part in chunks(items, batch):
+            if check is not None:
+                check()
+            digests = [identity.input_hash(item) for item in part]
+            hashes += digests
+            known.update(_judgments_by_hash(campaign_id, kind, identity.model,
+                                            prompt_version, set(digests) - set(todo)))
+            new = []
+            for item, digest in zip(part, digests, strict=True):
+                if digest not in known and digest not in todo:
+                    todo[digest] = item
+                    new.append((digest, item))
+            if new:
+                in_flight.append((new, session.submit(
+                    [item for _, item in new], on_judged=progress.judged,
+                    explain_below=explain_below)))
+            while pending_work and in_flight:
+                pending_work.pop()()
+            # The oldest batch is stored while the newer ones are judged.
+            while len(in_flight) > ahead and not store.refused:
+                store.batch(*in_flight.popleft())
+            if store.refused:
+                break  # the server refused: the next batches would be refused alike
+        progress.planned(kind, len(todo))
+        while pending_work:
+            pending_work.pop()()
+        while in_flight and not store.refused:
+            store.batch(*in_flight.popleft())
+    # Leaving the session cancelled what a refusal left in flight: those were not made.
+    errors = store.errors
+    if errors:
+        # What succeeded is stored; the run is retried later and judges only the rest.
+        # A refusal (bad API key, unknown model) is the reason to give, where there is one.
+        permanent = [error for error in errors if error.permanent]
+        raise JudgeUnavailable(
+            JUDGE_CALLS_FAILED.format(failed=len(errors), calls=store.calls, kind=kind,
+                                      error=(permanent or errors)[0]),
+            permanent=bool(permanent))
+    known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
+    return [known[digest] for digest in hashes], store.calls
+
+
+class _Store:
+    """Stores the outcomes of batches as they are waited for; counts calls and errors."""
+
+    def __init__(self, campaign_id: int, kind: str, identity: JudgeIdentity,
+                 prompt_version: str) -> None:
+        self.campaign_id, self.kind = campaign_id, kind
+        self.identity, self.prompt_version = identity, prompt_version
+        self.calls = 0
+        self.errors: list[JudgeError] = []
+
+    @property
+    def refused(self) -> bool:
+        return any(error.permanent for error in self.errors)
+
+    def batch(self, chunk: Sequence[tuple[str, JudgeInput]], judged: Future[Outcomes]) -> None:
+        outcomes = judged.result()
+        self.calls += len(chunk)
         done = [(key, o) for key, o in zip(chunk, outcomes, strict=True)
                 if isinstance(o, JudgeOutcome)]
-        errors += [o for o in outcomes if isinstance(o, JudgeError)]
+        self.errors += [o for o in outcomes if isinstance(o, JudgeError)]
+        identity = self.identity
         Judgment.objects.bulk_create(
             [
                 Judgment(
-                    campaign_id=campaign_id, kind=kind, judge_model=identity.model,
-                    prompt_version=prompt_version,
+                    campaign_id=self.campaign_id, kind=self.kind, judge_model=identity.model,
+                    prompt_version=self.prompt_version,
                     input_hash=digest, input=item.as_json(),
                     status=JudgmentStatus.NEEDS_REVIEW if o.needs_review else JudgmentStatus.DONE,
                     llm_label=o.label, llm_reason=o.reason, nugget_reasons=o.nugget_reasons,
@@ -99,28 +179,19 @@ def ensure_judgments(
             # Another worker may have judged the same input meanwhile: first one wins.
             ignore_conflicts=True,
         )
-        if any(error.permanent for error in errors):
-            break  # the server refused: the next batches would be refused alike
-    if errors:
-        # What succeeded is stored; the run is retried later and judges only the rest.
-        # A refusal (bad API key, unknown model) is the reason to give, where there is one.
-        permanent = [error for error in errors if error.permanent]
-        raise JudgeUnavailable(
-            JUDGE_CALLS_FAILED.format(failed=len(errors), calls=calls, kind=kind,
-                                      error=(permanent or errors)[0]),
-            permanent=bool(permanent))
-    known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
-    return [known[digest] for digest in hashes], calls
 
 
 def _judgments_by_hash(
     campaign_id: int, kind: str, model: str, prompt_version: str, hashes: set[str]
 ) -> dict[str, Judgment]:
     found: dict[str, Judgment] = {}
+    # What linking needs, the id and the labels: the inputs, raw outputs and steps of a
+    # large run's judgments cost more to read than the rest of its grading.
+    needed = ("id", "input_hash", "llm_label", "edited_label")
     for chunk in chunks(sorted(hashes), QUERY_CHUNK):
         for judgment in Judgment.objects.filter(
             campaign_id=campaign_id, kind=kind, judge_model=model,
             prompt_version=prompt_version, input_hash__in=chunk,
-        ):
+        ).only(*needed):
             found[judgment.input_hash] = judgment
     return found

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import models
 
 from campaign.models import Campaign, TestBankItem
-from submissions.models import AnswerRecord, NuggetRecord
+from submissions.models import AnswerRecord, NuggetRecord, Run
 
 
 class JudgmentKind(models.TextChoices):
@@ -176,6 +176,51 @@ class PassageItemGrade(models.Model):
 
     def __str__(self) -> str:
         return f"{self.qid}/{self.docid} on {self.item_id} -> {self.judgment_id}"
+
+
+class ChunkStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    GRADING = "grading", "Being graded"
+    GRADED = "graded", "Graded"
+    FAILED = "failed", "Failed"
+
+
+class GradingChunk(models.Model):
+    """Some questions of a large AC run, graded by a task of their own (grading.chunks).
+
+    A run with more nugget records than GRADING_CHUNK_NUGGETS is split when a task claims
+    it: each chunk holds whole questions (a question's answer needs all its nuggets'
+    entailments), so chunks are graded by any workers, in any order, apart. `round` is
+    the run's grading token when it was split: a chunk grades only while the run is
+    still claimed by that token, so a run queued or taken over again makes its old
+    chunks' tasks stop. A chunk has its own claim (`token`, `heartbeat`), as a run has;
+    the run is GRADED when the last chunk of its round is.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="grading_chunks")
+    round = models.CharField(max_length=64)
+    number = models.PositiveIntegerField()
+    qids = models.JSONField(default=list)
+    nuggets = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=ChunkStatus.choices,
+                              default=ChunkStatus.QUEUED)
+    token = models.CharField(max_length=64, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    # The worker that graded it (its Celery hostname), for the operators.
+    graded_by = models.CharField(max_length=200, blank=True)
+    entailment_calls = models.PositiveIntegerField(default=0)
+    answer_calls = models.PositiveIntegerField(default=0)
+    needs_review = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "round", "number"],
+                                    name="one_chunk_number_per_round"),
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of run {self.run_id} ({self.status})"
 
 
 class JudgeValidation(models.Model):

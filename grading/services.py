@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -25,7 +25,13 @@ from django.utils import timezone
 
 from campaign.models import AnswerCheck, Campaign, Question
 from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
-from grading.judgment_cache import QUERY_CHUNK, GradingProgress, Unwatched, ensure_judgments
+from grading.judgment_cache import (
+    QUERY_CHUNK,
+    GradingProgress,
+    Unwatched,
+    chunks,
+    ensure_judgments,
+)
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import (
     AnswerEvaluation,
@@ -84,28 +90,31 @@ def _link(
     records: Sequence[NuggetRecord] | Sequence[AnswerRecord], judgments: list[Judgment],
     slot: str,
 ) -> None:
-    """Point each record (nugget or answer) at its judgment in `slot`: create or update."""
+    """Point each record (nugget or answer) at its judgment in `slot`: create or update.
+
+    One upsert on the link's unique fields (record, slot), so two graders linking the
+    same records at once (a takeover under way) both succeed, the later link standing,
+    where a plain insert would fail on the unique constraint.
+    """
     manager: Any = link_model.objects
-    existing = {
-        getattr(link, f"{record_field}_id"): link
-        for link in manager.filter(**{f"{record_field}__in": records, "slot": slot})
-    }
-    create, update = [], []
-    for record, judgment in zip(records, judgments, strict=True):
-        link = existing.get(record.pk)
-        if link is None:
-            create.append(link_model(**{record_field: record, "slot": slot,
-                                        "judgment": judgment}))
-        elif link.judgment_id != judgment.pk:
-            link.judgment = judgment
-            update.append(link)
-    manager.bulk_create(create, batch_size=QUERY_CHUNK)
-    manager.bulk_update(update, ["judgment"], batch_size=QUERY_CHUNK)
+    record_id = f"{record_field}_id"
+    existing: dict[int, int] = {}
+    for part in chunks([record.pk for record in records], QUERY_CHUNK):
+        existing.update(manager.filter(**{f"{record_field}__in": part, "slot": slot})
+                        .values_list(record_id, "judgment_id"))
+    changed = [
+        link_model(**{record_id: record.pk, "slot": slot, "judgment_id": judgment.pk})
+        for record, judgment in zip(records, judgments, strict=True)
+        if existing.get(record.pk) != judgment.pk
+    ]
+    manager.bulk_create(changed, batch_size=QUERY_CHUNK, update_conflicts=True,
+                        unique_fields=[record_field, "slot"], update_fields=["judgment"])
 
 
 def run_grade(
     *, run: Run, judge: Judge, slot: str = JudgeSlot.OFFICIAL, batch: int = 1024,
-    progress: GradingProgress | None = None,
+    progress: GradingProgress | None = None, qids: Collection[str] | None = None,
+    claim: Claim | None = None,
 ) -> GradeReport:
     """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
 
@@ -114,14 +123,24 @@ def run_grade(
        with a nugget whose entailment needs review waits until an organiser decides.
     Inputs judged before (by this judge and prompt version) are not sent again.
     Safe to run again, and after post-edits: only new inputs cost judge calls.
+    `qids`: only these questions (a chunk of the run, grading.chunks). `claim`: the
+    task's claim, re-asserted before each batch and by every link write, which it
+    makes in one transaction with the claim's row locked; `ClaimLost` once it is lost.
     """
     progress = progress or Unwatched()
     report = GradeReport(run=run)
-    answers = list(AnswerRecord.objects.filter(run=run).order_by("qid"))
+    answer_rows = AnswerRecord.objects.filter(run=run)
+    nugget_rows = NuggetRecord.objects.filter(run=run)
+    if qids is not None:
+        answer_rows = answer_rows.filter(qid__in=qids)
+        nugget_rows = nugget_rows.filter(qid__in=qids)
+    answers = list(answer_rows.order_by("qid"))
     report.answers = len(answers)
     # At most one call per answer; the exact number is planned once entailment is done.
     progress.planned(JudgmentKind.ANSWER, len(answers))
-    nuggets = list(NuggetRecord.objects.filter(run=run).order_by("qid", "nugget_num"))
+    nuggets = list(nugget_rows.order_by("qid", "nugget_num"))
+    check = claim.check if claim is not None else None
+    held = claim.hold if claim is not None else contextlib.nullcontext
     passages = _cited_passages(run, nuggets)
     entailment_inputs = [
         EntailmentInput(passage=passages.get((n.pr_run_name, n.qid, n.passage_rank), ""),
@@ -133,9 +152,12 @@ def run_grade(
     explain_below = run.track.campaign.review_below
     entailments, report.entailment_calls = ensure_judgments(
         campaign_id, JudgmentKind.ENTAILMENT, entailment_inputs, judge, batch, progress,
-        explain_below)
-    _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
+        explain_below, check=check)
     report.nuggets = len(nuggets)
+
+    def link_entailments() -> None:
+        with held():
+            _link(NuggetEntailment, "nugget", nuggets, entailments, slot)
 
     entailed_of: dict[int, bool | None] = {}
     for nugget, judgment in zip(nuggets, entailments, strict=True):
@@ -146,7 +168,8 @@ def run_grade(
     track = run.track
     with_gold = track.answer_check in (AnswerCheck.GOLD, AnswerCheck.BOTH)
     questions = {
-        q.qid: q for q in Question.objects.filter(campaign_id=track.campaign_id)
+        q.qid: q for q in Question.objects.filter(
+            campaign_id=track.campaign_id, qid__in={answer.qid for answer in answers})
         .prefetch_related("gold_answers")
     }
     nuggets_of: dict[str, list[NuggetRecord]] = {}
@@ -166,10 +189,13 @@ def run_grade(
             answer_check=track.answer_check,
             gold_answers=tuple(g.text for g in question.gold_answers.all()) if with_gold else (),
         ))
+    # The nuggets are linked while the first answers are judged: the answer step needs
+    # their labels, which are in hand, not their links.
     evaluations, report.answer_calls = ensure_judgments(
         campaign_id, JudgmentKind.ANSWER, answer_inputs, judge, batch, progress,
-        explain_below)
-    _link(AnswerEvaluation, "answer", ready, evaluations, slot)
+        explain_below, check=check, meanwhile=link_entailments)
+    with held():
+        _link(AnswerEvaluation, "answer", ready, evaluations, slot)
     report.answers_judged = len(ready)
     report.needs_review += sum(1 for j in evaluations if j.label is None)
     return report
@@ -355,9 +381,62 @@ def run_claim_for_grading(*, run_id: int, token: str) -> bool:
 HEARTBEAT_EVERY = 30.0  # seconds; well under GRADING_STALE_SECONDS
 
 
+class ClaimLost(Exception):
+    """The claim a task grades under is no longer its own: another task took the run (or
+    chunk) over, or the run was queued again and claimed by a new task. The task stops
+    and writes nothing more; its judgments are cached, where the new owner finds them."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A task's claim on grading work: what every write that assumes it re-asserts.
+
+    `touch` is one conditional UPDATE (the heartbeat's): it writes the beat and says
+    whether the claim still holds. Reading the claim and then writing would leave a
+    window for a takeover between the two; the UPDATE also locks the row until the
+    transaction ends, so a takeover waits for a write under way (`hold`) and never
+    interleaves with it. `lost` is set once a beat finds the claim gone.
+    """
+
+    token: str
+    lost: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    def touch(self) -> bool:
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """`ClaimLost` if a beat found the claim gone (cheap: no query)."""
+        if self.lost.is_set():
+            raise ClaimLost(self.token)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """A transaction in which the claim holds: `ClaimLost` (nothing written) if not."""
+        with transaction.atomic():
+            if not self.touch():
+                self.lost.set()
+                raise ClaimLost(self.token)
+            yield
+
+
+@dataclass(frozen=True)
+class RunClaim(Claim):
+    """A task's claim on a whole run (`run_claim_for_grading`)."""
+
+    run_id: int = 0
+
+    def touch(self) -> bool:
+        # QUEUED too: a run queued again while graded stays its grader's until another
+        # task claims it (`runs_mark_queued`); only the finish needs it GRADING.
+        return bool(Run.objects.filter(
+            pk=self.run_id, grading_token=self.token, status__in=RunStatus.IN_GRADING,
+        ).update(grading_heartbeat=timezone.now()))
+
+
 @contextlib.contextmanager
-def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[None]:
-    """While the block runs, tell other workers every 30 s that `token` still grades `run`.
+def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
+    """While the block runs, touch `claim` every HEARTBEAT_EVERY seconds (setting `lost`
+    once it is gone), from a thread named `name`.
 
     A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
     few judgments a second) can outlast the staleness limit.
@@ -367,18 +446,27 @@ def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[None]:
     def beat() -> None:
         try:
             while not stop.wait(HEARTBEAT_EVERY):
-                Run.objects.filter(pk=run.pk, grading_token=token).update(
-                    grading_heartbeat=timezone.now())
+                if not claim.touch():
+                    claim.lost.set()
         finally:
             connection.close()  # this thread's own database connection
 
-    thread = threading.Thread(target=beat, name=f"heartbeat-run-{run.pk}", daemon=True)
+    thread = threading.Thread(target=beat, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
         stop.set()
         thread.join()
+
+
+@contextlib.contextmanager
+def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[RunClaim]:
+    """While the block runs, tell other workers every 30 s that `token` still grades
+    `run`; the claim it yields says when that stopped being true."""
+    claim = RunClaim(token=token, run_id=run.pk)
+    with claim_heartbeat(claim, name=f"heartbeat-run-{run.pk}"):
+        yield claim
 
 
 def run_grading_finish(
@@ -451,11 +539,14 @@ class GradingOutcome:
     failure: JudgeUnavailable | None = None  # why the judge failed; its text is on the run
     retry: bool = False  # a transient failure left for the caller to retry: still claimed
     scoring_task: str | None = None  # the last run of a round was graded: scoring queued
+    lost: bool = False  # the claim was taken over: nothing more was written, nor recorded
+    chunk_tasks: tuple[str, ...] = ()  # split into chunks (grading.chunks): their tasks
 
 
 def run_grading(
     *, run: Run, token: str, judge: Judge | None = None, may_retry: bool = False,
     queue_scoring: bool = True, watch: GradingWatch = _unwatched,
+    split_above: int | None = None, chunk_queue: str | None = None,
 ) -> GradingOutcome:
     """Grade a run claimed with `token` (`run_claim_for_grading`) and record how it ended.
 
@@ -474,8 +565,13 @@ def run_grading(
       and the outcome says `retry` (the caller tries again later with the same token);
     - a gold-check run answers a question without a gold answer (`GoldAnswersMissing`):
       FAILED at once, naming the questions, before any judge call;
+    - the claim was lost (taken over, or the run queued again and claimed by another
+      task): nothing more is written or recorded, and the outcome says `lost`;
     - anything else: the run is FAILED, its reason naming the error, and it is raised.
     `watch(desc)` gives the progress watcher of each judge's pass (the command's bars).
+    An AC run with more nugget records than `split_above` is not graded here: it is
+    split into chunks of whole questions, a task each (on `chunk_queue`), which any
+    workers grade (grading.chunks); the outcome lists their tasks.
     """
     try:
         without_gold = [] if run.track.is_rubric else _questions_without_gold(run)
@@ -483,10 +579,14 @@ def run_grading(
             raise GoldAnswersMissing(GOLD_ANSWERS_MISSING.format(
                 track=run.track.slug, check=run.track.answer_check,
                 qids=", ".join(without_gold)))
-        with run_grading_heartbeat(run=run, token=token):
+        if split_above is not None and not run.track.is_rubric:
+            tasks = _split_if_large(run=run, token=token, size=split_above, queue=chunk_queue)
+            if tasks:
+                return GradingOutcome(run=run, chunk_tasks=tuple(tasks))
+        with run_grading_heartbeat(run=run, token=token) as claim:
             with watch(run.name) as progress:
                 report = _grade_pass(run=run, judge=judge or official_judge(),
-                                     progress=progress)
+                                     progress=progress, claim=claim)
             # Rubric grades have no second slot, and need none: a grade belongs to a
             # passage and an item (PassageItemGrade, one per pair), shared by every run
             # and track, and DESIGN.md section 10 defines no judge agreement for them
@@ -497,12 +597,14 @@ def run_grading(
                 with watch(f"{run.name} (second judge)") as progress:
                     try:
                         run_grade(run=run, judge=second, slot=JudgeSlot.SECOND,
-                                  progress=progress)
+                                  progress=progress, claim=claim)
                     except JudgeUnavailable as unavailable:
                         # Its own server and model: say which judge failed.
                         raise JudgeUnavailable(SECOND_JUDGE_FAILED.format(
                             model=second.identity.model, error=unavailable),
                             permanent=unavailable.permanent) from unavailable
+    except ClaimLost:
+        return GradingOutcome(run=run, lost=True)
     except JudgeUnavailable as unavailable:
         if may_retry and not unavailable.permanent:
             return GradingOutcome(run=run, failure=unavailable, retry=True)
@@ -513,20 +615,32 @@ def run_grading(
             error=type(error).__name__))
         raise
     run_grading_finish(run=run, token=token)
-    campaign_id = run.track.campaign_id
-    scoring_task = None
-    if queue_scoring and not Run.objects.filter(
-        track__campaign_id=campaign_id
-    ).current().in_grading().exists():
-        scoring_task = enqueue_scoring(campaign_id)
+    scoring_task = round_end_scoring(run=run) if queue_scoring else None
     return GradingOutcome(run=run, report=report, scoring_task=scoring_task)
 
 
-def _grade_pass(*, run: Run, judge: Judge, progress: GradingProgress) -> RunGradeReport:
+def round_end_scoring(*, run: Run) -> str | None:
+    """Queue scoring if no current run of `run`'s campaign is QUEUED or GRADING anymore
+    (`run` was the last of a round of grading); the scoring task's id, or None."""
+    campaign_id = run.track.campaign_id
+    if Run.objects.filter(track__campaign_id=campaign_id).current().in_grading().exists():
+        return None
+    return enqueue_scoring(campaign_id)
+
+
+def _grade_pass(*, run: Run, judge: Judge, progress: GradingProgress,
+                claim: RunClaim) -> RunGradeReport:
     """One official pass over `run`, by its track's kind."""
     if run.track.is_rubric:
         return rubric_run_grade(run=run, judge=judge, progress=progress)
-    return run_grade(run=run, judge=judge, progress=progress)
+    return run_grade(run=run, judge=judge, progress=progress, claim=claim)
+
+
+def _split_if_large(*, run: Run, token: str, size: int, queue: str | None) -> list[str]:
+    # The chunks module grades with this one's services; it is imported when needed.
+    from grading import chunks
+
+    return chunks.run_grading_split(run=run, token=token, size=size, queue=queue)
 
 
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:

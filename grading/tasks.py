@@ -7,10 +7,12 @@ import uuid
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.contrib.auth.models import User
 
 from campaign.models import Campaign
 from config.queueing import queue_on_commit
+from grading.chunks import chunk_claim, chunk_grading
 from grading.judge import JudgeUnavailable
 from grading.rubric_services import RubricGradeReport
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
@@ -25,13 +27,18 @@ from submissions.models import Run
 RUNS_STAY_QUEUED = ("The runs stay queued: ask for grading of the pending runs again once "
                     "the queue answers (or run `manage.py grade`).")
 
+#: What becomes of a run whose chunks could not be queued (the broker went down).
+CHUNKS_WAIT = ("The run stays in grading until its claim is GRADING_STALE_SECONDS old; "
+               "grading the pending runs again then takes it over.")
+
 logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
 def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
-    """Grade one AC, ranking or response run. Redelivered or repeated, it does no work
-    twice."""
+    """Grade one AC, ranking or response run; an AC run of more than GRADING_CHUNK_NUGGETS
+    nugget records is split into chunks, a `grade_chunk` task each, which any workers
+    take (grading.chunks). Redelivered or repeated, it does no work twice."""
     token = str(self.request.id)
     campaign = Campaign.objects.filter(tracks__runs__pk=run_id).first()
     refusal = campaign and grading_refusal(campaign=campaign,
@@ -44,8 +51,16 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)
         return None
     run = Run.objects.select_related("track__campaign").get(pk=run_id)
+    # A large run's chunks go to the queue this task came from, to any of its workers.
+    queue = (self.request.delivery_info or {}).get("routing_key")
     outcome = run_grading(run=run, token=token,
-                          may_retry=self.request.retries < self.max_retries)
+                          may_retry=self.request.retries < self.max_retries,
+                          split_above=settings.GRADING_CHUNK_NUGGETS, chunk_queue=queue)
+    if outcome.lost:
+        logger.info("run %s was taken over by another task; this one stopped", run_id)
+        return None
+    if outcome.chunk_tasks:
+        return {"chunk_tasks": list(outcome.chunk_tasks)}
     if outcome.retry:
         # The run stays claimed by this task id: the retry takes it again.
         raise self.retry(exc=outcome.failure,
@@ -62,6 +77,45 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
                 "without_items": report.without_items, "scoring_task": outcome.scoring_task}
     return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
             "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
+
+
+@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
+    """Grade one chunk of a large AC run (grading.chunks). Redelivered or repeated, it
+    does no work twice; a chunk whose round is over is left alone."""
+    token = str(self.request.id)
+    chunk = chunk_claim(chunk_id=chunk_id, token=token)
+    if chunk is None:
+        logger.info("chunk %s is not waiting for grading (or another task has it)", chunk_id)
+        return None
+    outcome = chunk_grading(chunk=chunk, token=token, worker=str(self.request.hostname or ""),
+                            may_retry=self.request.retries < self.max_retries)
+    if outcome.lost:
+        logger.info("chunk %s: its run was taken over; this task stopped", chunk_id)
+        return None
+    if outcome.retry:
+        raise self.retry(exc=outcome.failure,
+                         countdown=min(600, 30 * 2 ** self.request.retries))
+    if outcome.failure is not None:
+        logger.error("chunk %s of run %s failed: %s", chunk_id, chunk.run_id, outcome.failure)
+        raise outcome.failure
+    report = outcome.report
+    assert report is not None  # graded
+    return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
+            "needs_review": report.needs_review, "run_graded": outcome.run_graded,
+            "scoring_task": outcome.scoring_task}
+
+
+def enqueue_chunk_grading(chunk_ids: list[int], *, queue: str | None = None) -> list[str]:
+    """Send a task per chunk (on `queue`, else the default one) once the transaction
+    commits; returns the task ids."""
+    task_ids = [str(uuid.uuid4()) for _ in chunk_ids]
+    options = {"queue": queue} if queue else {}
+    for chunk_id, task_id in zip(chunk_ids, task_ids, strict=True):
+        queue_on_commit(grade_chunk.apply_async, args=(chunk_id,), task_id=task_id,
+                        work=f"the grading of {len(chunk_ids)} chunk(s) of a run",
+                        retry=CHUNKS_WAIT, **options)
+    return task_ids
 
 
 @shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)

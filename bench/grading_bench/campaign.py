@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from submissions.models import Run
 
 
-def make_campaign(questions: int) -> str:
+def make_campaign(questions: int, suffix: str = "") -> str:
     from datetime import timedelta
 
     from django.contrib.auth.models import User
@@ -23,7 +23,7 @@ def make_campaign(questions: int) -> str:
 
     now = timezone.now()
     campaign = Campaign.objects.create(
-        slug=f"bench-grading-{os.getpid()}", title="bench grading",
+        slug=f"bench-grading-{os.getpid()}{suffix}", title="bench grading",
         topics_release=now - timedelta(days=2), pr_due=now - timedelta(days=1),
         ac_due=now + timedelta(days=1))
     Question.objects.bulk_create(

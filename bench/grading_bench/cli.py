@@ -14,6 +14,7 @@ from grading_bench.content import MAX_NUGGETS
 from grading_bench.embedded import bench_embedded
 from grading_bench.judge_server import serve
 from grading_bench.pipeline import bench_fake_judge
+from grading_bench.workers import bench_workers
 
 
 def main() -> None:
@@ -29,14 +30,31 @@ def main() -> None:
     parser.add_argument("--client-concurrency", type=int, default=None,
                         help="the judge's requests in flight, GRADER_CONCURRENCY (default "
                              "C: the server's parallel slots)")
-    parser.add_argument("--batches", default="256,1024,8192",
-                        help="run_grade batch sizes to measure, comma-separated; one AC run "
-                             "each (default 256,1024,8192: the service default, 64 x C, "
-                             "and each step in one batch)")
+    parser.add_argument("--batches", default="1024",
+                        help="run_grade batch sizes to measure, comma-separated (default "
+                             "1024, the service's)")
+    parser.add_argument("--prefetch", default="0,2",
+                        help="GRADING_PREFETCH values to measure with each batch size, "
+                             "comma-separated; one AC run each (default 0,2: lock-step, "
+                             "then the pipeline's default)")
     parser.add_argument("--probe-requests", type=int, default=2000,
                         help="calls for the server-alone and client-alone probes")
     parser.add_argument("--fake-judge", action=argparse.BooleanOptionalAction, default=True,
                         help="measure the pipeline against the fake judge (default on)")
+    parser.add_argument("--workers", action=argparse.BooleanOptionalAction, default=True,
+                        help="grade one run with one real Celery worker, then one with two "
+                             "(default on; needs Redis)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/11",
+                        help="the workers' broker and result store: a database the "
+                             "benchmark empties at the end (default redis://127.0.0.1:6379/11)")
+    parser.add_argument("--workers-latency", type=float, default=0.2,
+                        help="seconds the workers' fake judge takes per request (default 0.2)")
+    parser.add_argument("--workers-slots", type=int, default=64,
+                        help="requests the workers' fake judge serves at once (default 64)")
+    parser.add_argument("--worker-concurrency", type=int, default=32,
+                        help="GRADER_CONCURRENCY of each worker (default 32)")
+    parser.add_argument("--chunk-nuggets", type=int, default=500,
+                        help="GRADING_CHUNK_NUGGETS of the workers (default 500)")
     parser.add_argument("--embedded", action=argparse.BooleanOptionalAction, default=True,
                         help="also measure the embedded llama.cpp judge (default on)")
     parser.add_argument("--embedded-model", action="append", default=None,
@@ -56,6 +74,7 @@ def main() -> None:
         serve(args.latency, args.server_concurrency)
         return
     args.batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    args.prefetch = [int(p) for p in args.prefetch.split(",") if p.strip()]
     args.embedded_model = args.embedded_model or ["qwen2.5-coder-1.5b"]
     if args.questions > 9999:
         parser.error("--questions must be at most 9999 (qIDs are Q0001..Q9999)")
@@ -63,6 +82,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     os.environ.setdefault("VAR_DIR", str(work / "var"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    if args.workers:
+        # This process sends the workers' tasks and reads their results there too.
+        os.environ["CELERY_BROKER_URL"] = os.environ["CELERY_RESULT_BACKEND"] = args.redis_url
     import django
 
     django.setup()
@@ -77,6 +99,9 @@ def main() -> None:
         if args.fake_judge:
             bench_fake_judge(args, work)
             print(f"load average after the fake-judge part: {os.getloadavg()[0]:.2f}")
+        if args.workers:
+            bench_workers(args, work)
+            print(f"load average after the workers part: {os.getloadavg()[0]:.2f}")
         if args.embedded:
             bench_embedded(args)
     finally:

@@ -1,7 +1,9 @@
 """The benchmark's judge: the tests' scripted server with a hashing responder, in a child.
 
 `HashedJudge` answers every R2C2 judge call validly and deterministically: a hash of the
-prompt decides each verdict (no text is parsed), and every reply takes `latency` seconds
+prompt decides each verdict (no text is parsed), with the verdict token's logprobs where
+the client asks for them (as vLLM and llama.cpp send them: the judge then needs no
+resampled replies to measure its doubt), and every reply takes `latency` seconds
 inside one of the server's C slots (`ScriptedServer(slots=C)`; more requests wait for a
 slot), so its ideal throughput is C / latency. It runs in a child process (its own GIL,
 its own core), started by `JudgeProcess` as `bench/bench_grading.py --fake-server`; it
@@ -24,10 +26,13 @@ from pathlib import Path
 from typing import Any, Self
 
 from tests.grading.scripted_server import ChatRequest, Reply, ScriptedServer, Status, Traffic
+from tests.grading.scripted_server.replies import verdict_logprobs
 
 READY_PREFIX = "FAKE-JUDGE-READY "
 ENTRY = Path(__file__).resolve().parent.parent / "bench_grading.py"
 REASON = "fake judge: decided by the prompt's hash"
+#: The judge's probability for each verdict: sure, above any review threshold.
+SURE = 0.99
 
 
 def hashed_label(request: ChatRequest) -> tuple[str, Any] | None:
@@ -69,7 +74,9 @@ class HashedJudge:
         kind, label = labelled
         with self._lock:
             self.calls[kind] += 1
-        return Reply(json.dumps(label), latency=self.latency)
+        logprobs = (verdict_logprobs(label, SURE) if request.logprobs and isinstance(label, bool)
+                    else None)
+        return Reply(json.dumps(label), logprobs=logprobs, latency=self.latency)
 
     def stats(self, traffic: Traffic) -> dict[str, Any]:
         with self._lock:

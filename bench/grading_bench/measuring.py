@@ -1,32 +1,39 @@
-"""Measuring the judge client: timed `judge_many`, the probes, one timed `run_grade`."""
+"""Measuring the judge clients side by side, the fake server alone, one timed `run_grade`."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grading_bench.content import passage_text
 from grading_bench.judge_server import JudgeProcess
 
 if TYPE_CHECKING:
-    from grading.judge import JudgeIdentity, JudgeInput, JudgeOutcome, OpenAIJudge
+    from grading.judge import (
+        JudgeIdentity,
+        JudgeInput,
+        JudgeOutcome,
+        JudgeSession,
+        OpenAIJudge,
+    )
     from grading.llm.client import JudgeError
+    from grading.llm.inputs import JudgeRequest
     from grading.services import GradeReport
     from submissions.models import Run
 
 
 class TimedJudge:
-    """Wraps a judge to time what `run_grade` spends inside `judge_many`."""
+    """Wraps a judge to count the batches and inputs `run_grade` sends it."""
 
     def __init__(self, inner: OpenAIJudge) -> None:
         self.inner = inner
         self.identity: JudgeIdentity = inner.identity
-        self.seconds = 0.0
-        self.cpu_seconds = 0.0
         self.batches = 0
         self.calls = 0
 
@@ -34,24 +41,37 @@ class TimedJudge:
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
     ) -> list[JudgeOutcome | JudgeError]:
-        started, cpu = time.perf_counter(), time.process_time()
-        try:
-            return self.inner.judge_many(inputs, on_judged=on_judged,
-                                         explain_below=explain_below)
-        finally:
-            self.seconds += time.perf_counter() - started
-            self.cpu_seconds += time.process_time() - cpu
-            self.batches += 1
-            self.calls += len(inputs)
+        self.batches += 1
+        self.calls += len(inputs)
+        return self.inner.judge_many(inputs, on_judged=on_judged, explain_below=explain_below)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[JudgeSession]:
+        with self.inner.session() as inner:
+            yield _CountedSession(self, inner)
+
+
+@dataclass
+class _CountedSession:
+    judge: TimedJudge
+    inner: JudgeSession
+
+    def submit(
+        self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
+        explain_below: float = 0.0,
+    ) -> Future[list[JudgeOutcome | JudgeError]]:
+        self.judge.batches += 1
+        self.judge.calls += len(inputs)
+        return self.inner.submit(inputs, on_judged=on_judged, explain_below=explain_below)
 
 
 def make_judge(base_url: str, concurrency: int, *, model: str = "bench",
-               timeout: float = 30.0) -> OpenAIJudge:
+               timeout: float = 30.0, transport: str = "auto") -> OpenAIJudge:
     from grading.judge import OpenAIJudge
     from grading.llm.client import JudgeConfig
 
     return OpenAIJudge(JudgeConfig(base_url=base_url, model=model, concurrency=concurrency,
-                                   timeout=timeout))
+                                   timeout=timeout, transport=transport))
 
 
 async def _raw_http(port: int, requests: int, concurrency: int, body: bytes) -> None:
@@ -73,70 +93,133 @@ async def _raw_http(port: int, requests: int, concurrency: int, body: bytes) -> 
     await asyncio.gather(*(worker(n) for n in shares))
 
 
-def probe_server(server: JudgeProcess, requests: int, passage_words: int) -> None:
-    """The fake server alone, then the judge client alone: what each can sustain."""
-    from grading.judge import EntailmentInput
-    from grading.llm.inputs import entailment_request
+def _probe_body(passage_words: int) -> tuple[JudgeRequest[Any], bytes]:
+    from grading.llm.subtasks import entailment_v2
 
-    request = entailment_request(passage=passage_text(0, passage_words), nugget="probe")
-    body = json.dumps({"model": "bench", "messages": request.messages,
-                       "response_format": request.response_format, "temperature": 0.0,
-                       "max_tokens": 1024, "seed": 0}).encode()
+    request = entailment_v2(passage=passage_text(0, passage_words), nugget="probe")
+    return request, json.dumps(_openai_arguments(request)).encode()
+
+
+def _openai_arguments(request: JudgeRequest[Any]) -> dict[str, Any]:
+    """What the judge client sends for a verdict call (grading/llm/client.py)."""
+    return {"model": "bench", "messages": request.messages,
+            "response_format": request.response_format, "temperature": 0.0,
+            "max_tokens": 1024, "seed": 0, "logprobs": True, "top_logprobs": 5}
+
+
+def probe_server(server: JudgeProcess, requests: int, passage_words: int) -> None:
+    """The fake server alone, driven by a bare asyncio HTTP client: what it sustains."""
+    _, body = _probe_body(passage_words)
     server_cpu = server.stats()["cpu_seconds"]
     started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(_raw_http(server.port, requests, server.concurrency, body))
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     server_cpu = server.stats()["cpu_seconds"] - server_cpu
-    _rate_line("fake server, bare asyncio HTTP client", requests, elapsed, server.ideal)
+    rate_line("fake server, bare asyncio HTTP client", requests, elapsed, server.ideal)
     print(f"    CPU per call: fake server {server_cpu / requests * 1000:.2f} ms, "
           f"bare client {cpu / requests * 1000:.2f} ms")
 
-    judge = make_judge(server.base_url, server.client_concurrency)
-    inputs = [EntailmentInput(passage=passage_text(i, passage_words), nugget=f"probe {i}")
-              for i in range(requests)]
-    started, cpu = time.perf_counter(), time.process_time()
-    outcomes = judge.judge_many(inputs)
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    assert all(not isinstance(o, Exception) and not o.needs_review for o in outcomes), (
-        judge.errors[:3])
-    _rate_line("OpenAIJudge.judge_many, one batch, no DB", requests, elapsed, server.ideal)
-    print(f"    CPU per call: judge client (openai + httpx) {cpu / requests * 1000:.2f} ms")
 
-    # The same client against a server that answers at once: the most it can issue.
+#: The clients compared, side by side: (name, how one verdict call is made).
+CLIENTS = ("openai SDK, default (httpx) transport", "openai SDK, aiohttp transport",
+           "judge client, plain httpx pool", "judge client, aiohttp")
+
+
+def probe_clients(server: JudgeProcess, requests: int, passage_words: int) -> None:
+    """Each client making `requests` verdict calls (entailment, with logprobs) against
+    the fake judge at its latency, then against one that answers at once: the rate, its
+    ratio to the ideal, and the client's CPU per call (this process's CPU time).
+
+    The openai SDK variants make the call and read the verdict's text and logprobs off
+    the completion it returns; the judge client's (grading/llm/client.py, what grading
+    uses) do all a judgment's call does: send, parse, read the probability, record.
+    """
     instant = JudgeProcess(0.0, server.concurrency)
     try:
-        judge = make_judge(instant.base_url, server.client_concurrency)
-        started, cpu = time.perf_counter(), time.process_time()
-        judge.judge_many(inputs)
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        for name in CLIENTS:
+            if name == "openai SDK, aiohttp transport" and not _has_aiohttp():
+                print(f"  {name}: aiohttp is not installed, not measured")
+                continue
+            for target in (server, instant):
+                started, cpu = time.perf_counter(), time.process_time()
+                asyncio.run(_client_calls(name, target, requests, passage_words))
+                elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+                what = name if target is server else "  the same, zero-latency server"
+                rate_line(what, requests, elapsed, server.ideal,
+                          extra=f"; CPU {cpu / requests * 1000:.2f} ms/call")
     finally:
         instant.stop()
-    _rate_line("the same against a zero-latency server", requests, elapsed, server.ideal)
-    print(f"    CPU per call: judge client {cpu / requests * 1000:.2f} ms; this is the "
-          f"client's ceiling on this machine now")
 
 
-def _rate_line(what: str, count: int, elapsed: float, ideal: float) -> None:
+def _has_aiohttp() -> bool:
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+async def _client_calls(name: str, server: JudgeProcess, requests: int,
+                        passage_words: int) -> None:
+    from grading.llm.client import JudgeClient, JudgeConfig
+    from grading.llm.subtasks import entailment_v2
+
+    calls = [entailment_v2(passage=passage_text(i, passage_words), nugget=f"probe {i}")
+             for i in range(requests)]
+    slots = server.client_concurrency
+    if name.startswith("judge client"):
+        transport = "aiohttp" if name.endswith("aiohttp") else "httpx"
+        config = JudgeConfig(base_url=server.base_url, model="bench", concurrency=slots,
+                             timeout=30.0, transport=transport)
+        async with JudgeClient(config) as client:
+            outcomes = await client.judge_all(calls)
+        assert all(not isinstance(o, Exception) and o.confidence for o in outcomes)
+        return
+    import openai
+
+    http_client = openai.DefaultAioHttpClient() if name.endswith("aiohttp transport") else None
+    sdk = openai.AsyncOpenAI(base_url=server.base_url, api_key="not-needed", timeout=30.0,
+                             max_retries=0, http_client=http_client)
+    semaphore = asyncio.Semaphore(slots)
+
+    async def one(request: JudgeRequest[Any]) -> None:
+        async with semaphore:
+            completion = await sdk.chat.completions.create(**_openai_arguments(request))
+        choice = completion.choices[0]
+        assert choice.message.content and choice.logprobs and choice.logprobs.content
+
+    try:
+        await asyncio.gather(*(one(request) for request in calls))
+    finally:
+        await sdk.close()
+
+
+def rate_line(what: str, count: int, elapsed: float, ideal: float, extra: str = "") -> None:
     rate = count / elapsed
     print(f"  {what + ':':<42} {count:6,} calls in {elapsed:6.2f} s = {rate:6.1f}/s, "
-          f"{rate / ideal:.3f} of ideal")
+          f"{rate / ideal:.3f} of ideal{extra}")
 
 
 @dataclass
 class Graded:
     report: GradeReport
     elapsed: float
-    cpu_seconds: float
+    cpu_seconds: float  # the whole process: the pipeline and the judge client
+    pipeline_cpu_seconds: float  # the grading thread alone: hashing, queries, inserts
     judge: TimedJudge
 
 
-def grade(run: Run, server: JudgeProcess, batch: int) -> Graded:
+def grade(run: Run, server: JudgeProcess, batch: int, prefetch: int | None = None) -> Graded:
+    from django.test import override_settings
+
     from grading.services import run_grade
 
     judge = TimedJudge(make_judge(server.base_url, server.client_concurrency))
-    started, cpu = time.perf_counter(), time.process_time()
-    report = run_grade(run=run, judge=judge, batch=batch)
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    with override_settings(**({} if prefetch is None else {"GRADING_PREFETCH": prefetch})):
+        started, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+        report = run_grade(run=run, judge=judge, batch=batch)
+        elapsed = time.perf_counter() - started
+        cpu, own = time.process_time() - cpu, time.thread_time() - own
     if judge.inner.errors:
         print(f"  judge errors: {judge.inner.errors[:3]}")
-    return Graded(report, elapsed, cpu, judge)
+    return Graded(report, elapsed, cpu, own, judge)

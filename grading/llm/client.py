@@ -22,8 +22,12 @@ A server that sends none (some proxies and hosted APIs) is asked the same questi
 all replies that agree with the verdict (at least 1/2: the greedy verdict is the
 likelier one): a judge that flips when it samples doubts.
 
-The openai client's own retries are off (`max_retries=0`) so the policy above is the
-only one, and a semaphore caps the requests in flight at `concurrency` (the server's
+The HTTP is a plain JSON POST through the transport of `config.transport`
+(grading/llm/transport.py: aiohttp, or an httpx pool), and the reply is read as JSON:
+no SDK between the two, since its request and response models cost several times the
+CPU of the call itself, and a worker's CPU per call bounds how many judgments it asks
+for a second (bench/bench_grading.py measures both). The policy above is the only retry
+policy, and a semaphore caps the requests in flight at `concurrency` (the server's
 parallel slots); backoff sleeps happen outside it so a waiting call frees its slot.
 """
 
@@ -38,10 +42,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Any, Generic, Self, cast
-
-import openai
-from openai.types.chat import ChatCompletion
+from typing import Any, Generic, Self
 
 from grading.llm.inputs import (
     DecodingParams,
@@ -53,6 +54,7 @@ from grading.llm.inputs import (
 )
 from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError, VerdictLabel
 from grading.llm.prompts import AnswerCheck
+from grading.llm.transport import NoAnswer, TransportSettings, make_transport
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,15 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 class _NotACompletion(Exception):
     """A 200 answer that is no chat completion: a server or proxy fault, so transient."""
+
+
+class _StatusError(Exception):
+    """The server answered with an error status; `message` is its own explanation."""
+
+    def __init__(self, status: int, message: str, retry_after: str | None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
 
 
 class JudgeError(Exception):
@@ -103,6 +114,8 @@ class JudgeConfig:
     # Extra sampled replies per verdict where the server sends no logprobs (0: leave the
     # doubt unmeasured rather than pay for it).
     doubt_samples: int = 2
+    # The HTTP transport (grading/llm/transport.py); "auto": the cheapest installed.
+    transport: str = "auto"
 
     @property
     def decoding(self) -> DecodingParams:
@@ -171,17 +184,19 @@ def verdict_probability(tokens: Sequence[Any], verdict: bool) -> float | None:
     probability is renormalised over the two (the grammar allows nothing else there).
     """
     for token in tokens:
-        word = str(getattr(token, "token", "")).strip().lower()
+        if not isinstance(token, Mapping):
+            continue
+        word = str(token.get("token", "")).strip().lower()
         if word not in ("true", "false"):
             continue
         mass = {"true": 0.0, "false": 0.0}
-        for alternative in getattr(token, "top_logprobs", None) or []:
-            other = str(getattr(alternative, "token", "")).strip().lower()
+        for alternative in token.get("top_logprobs") or []:
+            other = str(alternative.get("token", "")).strip().lower()
             if other in mass:
-                mass[other] += math.exp(alternative.logprob)
+                mass[other] += math.exp(float(alternative["logprob"]))
         chosen = "true" if verdict else "false"
         if mass[chosen] == 0.0:
-            mass[chosen] = math.exp(token.logprob)
+            mass[chosen] = math.exp(float(token["logprob"]))
         total = mass["true"] + mass["false"]
         return mass[chosen] / total if total > 0 else None
     return None
@@ -192,12 +207,9 @@ class JudgeClient:
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
-        self._openai = openai.AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or "not-needed",
-            timeout=config.timeout,
-            max_retries=0,
-        )
+        self._http = make_transport(config.transport, TransportSettings(
+            base_url=config.base_url, api_key=config.api_key or "not-needed",
+            timeout=config.timeout, connections=config.concurrency))
         self._slots = asyncio.Semaphore(config.concurrency)
 
     async def __aenter__(self) -> Self:
@@ -209,7 +221,7 @@ class JudgeClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._openai.close()
+        await self._http.aclose()
 
     def input_hash(self, request: JudgeRequest[Any]) -> str:
         """The cache key of `request` under this judge (model and decoding parameters)."""
@@ -347,14 +359,13 @@ class JudgeClient:
             attempts += 1
             try:
                 return await self._send(request, sample), attempts
-            except (openai.APIConnectionError, openai.APIStatusError, _NotACompletion,
-                    json.JSONDecodeError) as error:
-                status = error.status_code if isinstance(error, openai.APIStatusError) else None
+            except (NoAnswer, _StatusError, _NotACompletion) as error:
+                status = error.status if isinstance(error, _StatusError) else None
                 detail = _describe(error)
                 if status is not None and status < 500 and status not in RETRYABLE_STATUSES:
                     raise JudgeError(
                         PERMANENT_FAILURE.format(kind=request.kind, status=status,
-                                                 detail=detail),
+                                                 detail=str(error.args[0])),
                         permanent=True, status=status, attempts=attempts) from error
                 failures += 1
                 if failures > self.config.max_retries:
@@ -373,19 +384,29 @@ class JudgeClient:
         seed = cfg.seed
         if sample and seed is not None:
             seed += sample
+        payload: dict[str, Any] = {
+            "model": cfg.model, "messages": request.messages,
+            "response_format": request.response_format,
+            "temperature": SAMPLE_TEMPERATURE if sample else cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        }
+        if seed is not None:
+            payload["seed"] = seed
+        if wants_logprobs:
+            payload["logprobs"] = True
+            payload["top_logprobs"] = TOP_LOGPROBS
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         async with self._slots:
             started = time.perf_counter()
-            completion = await self._openai.chat.completions.create(
-                model=cfg.model,
-                messages=cast("Any", request.messages),
-                response_format=cast("Any", request.response_format),
-                temperature=SAMPLE_TEMPERATURE if sample else cfg.temperature,
-                max_tokens=cfg.max_tokens,
-                seed=seed if seed is not None else openai.omit,
-                logprobs=True if wants_logprobs else openai.omit,
-                top_logprobs=TOP_LOGPROBS if wants_logprobs else openai.omit,
-            )
+            answer = await self._http.post("chat/completions", body)
             latency = time.perf_counter() - started
+        if not 200 <= answer.status < 300:
+            raise _StatusError(answer.status, _error_message(answer.body), answer.retry_after)
+        try:
+            completion = json.loads(answer.body)
+        except ValueError as error:  # not JSON, or not UTF-8
+            raise _NotACompletion(NOT_A_COMPLETION.format(
+                detail=f"body is not JSON: {error}")) from error
         return _reply_of(completion, latency)
 
     def _backoff(self, failures: int, error: Exception) -> float:
@@ -425,44 +446,66 @@ class JudgeClient:
         )
 
 
-def _reply_of(completion: ChatCompletion, latency: float) -> _Reply:
-    choices = getattr(completion, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    if message is None:
+def _reply_of(completion: Any, latency: float) -> _Reply:
+    """The reply in a chat-completion body (parsed JSON), or `_NotACompletion`."""
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
         raise _NotACompletion(NOT_A_COMPLETION.format(detail="no choices"))
+    assert isinstance(choice, dict)
     # No content (a refusal, say) is a reply that does not parse, not a server fault.
-    text = getattr(message, "content", None)
-    usage = getattr(completion, "usage", None)
-    logprobs = getattr(choices[0], "logprobs", None)
+    text = message.get("content")
+    usage = completion.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    logprobs = choice.get("logprobs")
+    tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
     return _Reply(
         text=text if isinstance(text, str) else "",
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
         latency=latency,
-        served_model=getattr(completion, "model", None),
-        finish_reason=getattr(choices[0], "finish_reason", None),
-        logprobs=list(getattr(logprobs, "content", None) or []) or None,
+        served_model=_text(completion.get("model")),
+        finish_reason=_text(choice.get("finish_reason")),
+        logprobs=list(tokens) if isinstance(tokens, list) and tokens else None,
     )
 
 
-def _retry_after(error: Exception) -> float | None:
-    if not isinstance(error, openai.APIStatusError):
-        return None
-    value = error.response.headers.get("retry-after")
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _error_message(body: bytes) -> str:
+    """The server's own explanation of an error status: the OpenAI-style error body's
+    message where there is one, else the start of the body."""
     try:
-        return float(value) if value is not None else None
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    if isinstance(message, str) and message:
+        return message
+    text = body[:200].decode("utf-8", "replace").strip()
+    return text or "no explanation given"
+
+
+def _retry_after(error: Exception) -> float | None:
+    if not isinstance(error, _StatusError) or error.retry_after is None:
+        return None
+    try:
+        return float(error.retry_after)
     except ValueError:
         return None  # an HTTP date; the backoff alone will do
 
 
 def _describe(error: Exception) -> str:
-    if isinstance(error, _NotACompletion):
-        return str(error)
-    if isinstance(error, json.JSONDecodeError):
-        return NOT_A_COMPLETION.format(detail=f"body is not JSON: {error}")
-    if isinstance(error, openai.APITimeoutError):
-        return "request timed out"
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}: {error.message}"
-    assert isinstance(error, openai.APIError)
-    return f"connection error: {error.message}"
+    if isinstance(error, NoAnswer):
+        return "request timed out" if error.timed_out else f"connection error: {error}"
+    if isinstance(error, _StatusError):
+        return f"HTTP {error.status}: {error}"
+    return str(error)

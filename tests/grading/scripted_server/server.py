@@ -205,6 +205,7 @@ class ScriptedServer(Generic[R]):
 
     def _answer_in_slot(self, body: dict[str, Any]) -> _Answer | None:
         traffic = self.traffic
+        taken = time.perf_counter()
         request = ChatRequest(body=body)
         with traffic.lock:
             if self.keep_requests:
@@ -228,9 +229,12 @@ class ScriptedServer(Generic[R]):
                     traffic.lock.wait_for(lambda: traffic.stopping or gate in traffic.released)
             if isinstance(step, NoReply):
                 return None
+            answer = _step_answer(step, request)
             if step.latency:
-                time.sleep(step.latency)  # the modelled GPU time, inside the slot
-            return _step_answer(step, request)
+                # The modelled GPU time: the slot is held `latency` seconds in all, this
+                # server's own work on the request included, so C / latency is its ideal.
+                time.sleep(max(0.0, taken + step.latency - time.perf_counter()))
+            return answer
         finally:
             with traffic.lock:
                 traffic.in_flight -= 1

@@ -1,0 +1,234 @@
+"""Two real processes grading the same run: a claim taken over, links written at once,
+and one large run graded in chunks by two Celery workers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from celery.result import AsyncResult
+from django.db import transaction
+from django.utils import timezone
+
+from grading.models import (
+    AnswerEvaluation,
+    ChunkStatus,
+    GradingChunk,
+    Judgment,
+    NuggetEntailment,
+)
+from grading.selectors import marked_run
+from grading.services import (
+    GradeReport,
+    _link,
+    run_claim_for_grading,
+    run_grade,
+    run_grading,
+)
+from grading.tasks import grade_run
+from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
+from tests.grading.fixtures import judge_from_marked_example, make_judge
+from tests.grading.link_race import PAUSED_AT_INSERT
+from tests.grading.scripted_server import (
+    ChatRequest,
+    NoReply,
+    ScriptedJudge,
+    ScriptedServer,
+    Step,
+)
+from tests.support import REPO, Personas, Upload, example, share_pr_runs, start_worker
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+#: How long a test waits for another process before it fails (never reached when it works).
+PATIENCE = 120.0
+
+#: The toy run's marks (tests/data/toy/WASEDA-AC-1.marked), as one grader gives them.
+TOY_MARKS = "RRBNBRRN"
+
+
+def toy_run(personas: Personas, upload: Upload) -> int:
+    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
+    share_pr_runs(personas)
+    response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
+    assert response.status_code == 201, response.json()
+    return int(response.json()["id"])
+
+
+def marks(run: Run) -> str:
+    return "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
+
+
+@pytest.fixture
+def stop_later() -> Iterator[list[subprocess.Popen[Any]]]:
+    """Processes a test started, ended (by their own id) when it ends."""
+    started: list[subprocess.Popen[Any]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(timeout=30)
+
+
+@dataclasses.dataclass(kw_only=True)
+class HeldEntailments(ScriptedJudge):
+    """The toy judge, holding its entailment replies until `TAKEN_OVER` is released;
+    `arrived` is set when the first entailment request comes."""
+
+    arrived: threading.Event = dataclasses.field(default_factory=threading.Event)
+
+    def __call__(self, request: ChatRequest) -> Step:
+        step = super().__call__(request)
+        if request.schema_name != "r2c2_entailed" or isinstance(step, NoReply):
+            return step
+        self.arrived.set()
+        return dataclasses.replace(step, after=TAKEN_OVER)
+
+
+TAKEN_OVER = "taken over"
+
+
+def test_a_grader_whose_run_was_taken_over_stops_without_linking_or_finishing(
+    personas: Personas, upload: Upload, worker_env: dict[str, str],
+    stop_later: list[subprocess.Popen[Any]],
+) -> None:
+    run_id = toy_run(personas, upload)
+    example = judge_from_marked_example()
+    judge = HeldEntailments(entailed=example.entailed, correct=example.correct,
+                            relevant=example.relevant)
+    with ScriptedServer(judge) as server:
+        # A slow worker: its entailment requests wait at the judge.
+        queue = f"slow-{os.getpid()}"
+        stop_later.append(start_worker({**worker_env, "GRADER_BASE_URL": server.base_url},
+                                       queues=queue, name="slow"))
+        slow = grade_run.apply_async(args=(run_id,), queue=queue)
+        assert judge.arrived.wait(timeout=PATIENCE), "the slow worker never judged"
+        # Its heartbeat is old; this process takes the run over. The row is locked, so
+        # the slow worker's heartbeat cannot slip between the two writes.
+        with transaction.atomic():
+            Run.objects.select_for_update().filter(pk=run_id).update(
+                grading_heartbeat=timezone.now() - timedelta(hours=1))
+            assert run_claim_for_grading(run_id=run_id, token="new-owner")
+        server.release(TAKEN_OVER)
+
+        assert slow.get(timeout=PATIENCE) is None  # it stopped quietly ...
+        run = Run.objects.get(pk=run_id)
+        assert (run.status, run.grading_token) == (RunStatus.GRADING, "new-owner")
+        # ... having linked nothing: its entailment judgments are cached, no more.
+        assert not NuggetEntailment.objects.exists() and not AnswerEvaluation.objects.exists()
+        assert Judgment.objects.filter(kind="entailment").count() == 8
+        assert not Judgment.objects.filter(kind="answer").exists()
+
+        outcome = run_grading(run=run, token="new-owner", judge=make_judge(server),
+                              queue_scoring=False)
+    assert isinstance(outcome.report, GradeReport)
+    assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (0, 3)
+    assert all(judge.calls[nugget] == 1 for nugget in judge.entailed)  # none judged twice
+    run.refresh_from_db()
+    assert (run.status, marks(run)) == (RunStatus.GRADED, TOY_MARKS)
+    assert Judgment.objects.count() == 11
+    assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
+
+
+def test_two_processes_linking_the_same_nuggets_at_once_both_succeed(
+    personas: Personas, upload: Upload, worker_env: dict[str, str],
+    session_judge: ScriptedServer, stop_later: list[subprocess.Popen[Any]],
+) -> None:
+    session_judge.judge.__dict__.update(judge_from_marked_example().__dict__)
+    run = Run.objects.get(pk=toy_run(personas, upload))
+    run_grade(run=run, judge=make_judge(session_judge))
+    links = dict(NuggetEntailment.objects.values_list("nugget_id", "judgment_id"))
+    NuggetEntailment.objects.all().delete()
+    nuggets = list(NuggetRecord.objects.filter(pk__in=links).order_by("pk"))
+    judgments = Judgment.objects.in_bulk(list(links.values()))
+
+    other = subprocess.Popen([sys.executable, "-m", "tests.grading.link_race"], cwd=REPO,
+                             env=worker_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    stop_later.append(other)
+    assert other.stdin is not None and other.stdout is not None
+    other.stdin.write(json.dumps({"nuggets": links}) + "\n")
+    other.stdin.flush()
+    # It has read that no link exists and is about to insert its own ...
+    ready, _, _ = select.select([other.stdout], [], [], PATIENCE)
+    assert ready and other.stdout.readline().strip() == PAUSED_AT_INSERT
+    # ... when this process links the same nuggets and commits first.
+    _link(NuggetEntailment, "nugget", nuggets, [judgments[links[n.pk]] for n in nuggets],
+          "official")
+    other.stdin.write("go\n")
+    other.stdin.flush()
+
+    assert other.wait(timeout=PATIENCE) == 0, other.stdout.read()
+    assert dict(NuggetEntailment.objects.values_list("nugget_id", "judgment_id")) == links
+    assert marks(run) == TOY_MARKS
+
+
+@dataclasses.dataclass(kw_only=True)
+class ChunkGate(ScriptedJudge):
+    """The toy judge, holding every reply until requests of two questions have come.
+
+    A worker grades one chunk (one question here) at a time and its requests wait
+    here: a second question's request can only come from another worker.
+    """
+
+    question_of: dict[str, str] = dataclasses.field(default_factory=dict)
+    seen: set[str] = dataclasses.field(default_factory=set)
+
+    def __call__(self, request: ChatRequest) -> Step:
+        step = super().__call__(request)
+        text = request.section("CLAIM") if "CLAIM:" in request.user else \
+            request.section("ANSWER")
+        with self.lock:
+            self.seen.add(self.question_of[text])
+            if len(self.seen) >= 2:
+                self.release("two questions")
+        return step if isinstance(step, NoReply) else dataclasses.replace(
+            step, after="two questions")
+
+
+def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
+    personas: Personas, upload: Upload, worker_env: dict[str, str],
+    stop_later: list[subprocess.Popen[Any]],
+) -> None:
+    run_id = toy_run(personas, upload)
+    example = judge_from_marked_example()
+    gate = ChunkGate(entailed=example.entailed, correct=example.correct,
+                     relevant=example.relevant)
+    gate.question_of = {
+        **dict(NuggetRecord.objects.filter(run_id=run_id).values_list("text", "qid")),
+        **dict(AnswerRecord.objects.filter(run_id=run_id).values_list("answer", "qid"))}
+    with ScriptedServer(gate) as server:
+        # Chunks of at most three nuggets: D001 (3), D002 (2) and D003 (3) apart.
+        env = {**worker_env, "GRADER_BASE_URL": server.base_url, "GRADING_CHUNK_NUGGETS": "3"}
+        queue = f"pair-{os.getpid()}"
+        for name in ("first", "second"):
+            stop_later.append(start_worker(env, queues=f"{queue},celery", name=name))
+        planned: dict[str, Any] = grade_run.apply_async(args=(run_id,), queue=queue).get(
+            timeout=PATIENCE)
+        results: list[dict[str, Any]] = [AsyncResult(task).get(timeout=PATIENCE)
+                                         for task in planned["chunk_tasks"]]
+
+    chunks = list(GradingChunk.objects.filter(run_id=run_id).order_by("number"))
+    assert [c.qids for c in chunks] == [["D001"], ["D002"], ["D003"]]
+    assert all(c.status == ChunkStatus.GRADED for c in chunks)
+    assert len({c.graded_by for c in chunks}) == 2  # both workers took chunks
+    [last] = [r for r in results if r["run_graded"]]  # one chunk ended the run
+    AsyncResult(last["scoring_task"]).get(timeout=PATIENCE)
+    run = Run.objects.get(pk=run_id)
+    assert (run.status, marks(run)) == (RunStatus.SCORED, TOY_MARKS)
+    # Every judgment made once and linked once, as by one worker.
+    assert sum(r["entailment_calls"] for r in results) == 8
+    assert sum(r["answer_calls"] for r in results) == 3
+    assert all(gate.calls[nugget] == 1 for nugget in gate.entailed)
+    assert Judgment.objects.count() == 11
+    assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
