@@ -120,10 +120,10 @@ class PublishView(APIView):
                    summary="Withdraw a track's published leaderboard (none published: 204)")
     def delete(self, request: Request, slug: str, track: str) -> Response:
         campaign = organiser_campaign(request, slug)
-        if not campaign.tracks.filter(slug=track).exists():
+        withdrawn = campaign.tracks.filter(slug=track).first()
+        if withdrawn is None:
             raise exceptions.NotFound(NO_SUCH_TRACK.format(track=track, slug=slug))
-        for evaluation in Evaluation.objects.filter(track__campaign=campaign, track__slug=track,
-                                                    published_at__isnull=False):
+        for evaluation in Evaluation.objects.filter(track=withdrawn, published_at__isnull=False):
             evaluation_unpublish(evaluation=evaluation)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -9,6 +9,7 @@ confidence away wherever a bin holds one answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -30,7 +31,6 @@ from frontend.results.tables import Cell, Column, Table, measure_html, number_ce
 from scoring.measures.catalogue import Measure, measures_of, per_question_measures
 from scoring.models import RunScore
 from scoring.selectors import evaluation_visible
-from submissions.models import Run
 
 NO_SUCH_RESULT = "No such run in the results you may see."
 #: Per-question values of a run that are its team's own, not scores (DESIGN.md section 7).
@@ -56,14 +56,16 @@ def run_score_in_results(
     return None
 
 
-def sees_team_own_values(
-    *, campaign: Campaign, run: Run, user: AbstractBaseUser | AnonymousUser
-) -> bool:
-    """May `user` see the run's confidences? Its campaign's organisers and its own team."""
+def team_own_values_of(
+    *, campaign: Campaign, user: AbstractBaseUser | AnonymousUser
+) -> Callable[[str], bool]:
+    """Whose team-own values (an AC run's confidences) `user` may see, by team name:
+    organisers every team's, a participant their own team's, anyone else none."""
     if campaign_role(campaign=campaign, user=user) == Role.ORGANISER:
-        return True
+        return lambda team: True
     membership = campaign_membership(campaign=campaign, user=user)
-    return membership is not None and membership.team_id == run.team_id
+    own = membership.team if membership is not None else None
+    return lambda team: own is not None and team == own.name
 
 
 def _drilldown_cell(measure: Measure, value: float | None) -> Cell:
@@ -116,7 +118,7 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
     show_text = questions_refusal(campaign=campaign, role=role, now=now) is None
     questions = [(q.qid, q.text if show_text else None)
                  for q in campaign.questions.order_by("position", "qid")]
-    team_own = sees_team_own_values(campaign=campaign, run=score.run, user=request.user)
+    team_own = team_own_values_of(campaign=campaign, user=request.user)(score.run.team.name)
     reliability = None
     if kind == TrackKind.AC and team_own:
         reliability = cached_figure(evaluation, f"reliability-own:{score.run.name}",

@@ -18,7 +18,8 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Role, TrackKind
-from campaign.selectors import campaign_list, campaign_membership, campaign_role
+from campaign.selectors import campaign_list, campaign_role
+from frontend.results.drilldown import team_own_values_of
 from frontend.results.figures import PlotSection, plot_sections
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
 from scoring.leaderboard import Leaderboard
@@ -178,27 +179,16 @@ def _empty_message(campaign: Campaign, role: str | None, now: datetime) -> str:
     return "No results are published yet."
 
 
-def _team_own(campaign: Campaign, request: HttpRequest) -> Callable[[str], bool]:
-    """Whose team-own values (an AC run's confidences) the viewer may see, by team name:
-    organisers every team's, a participant their own team's, anyone else none."""
-    if campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER:
-        return lambda team: True
-    membership = campaign_membership(campaign=campaign, user=request.user)
-    team = membership.team if membership is not None else None
-    own = team.name if team is not None else None
-    return lambda team: own is not None and team == own
-
-
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(campaign_list(), slug=slug)
     now = timezone.now()
     role = campaign_role(campaign=campaign, user=request.user)
     boards = leaderboards_visible(campaign=campaign, user=request.user, now=now)
+    team_own = team_own_values_of(campaign=campaign, user=request.user)  # once per page
     context = {
         "campaign": campaign,
         "role": role,
-        "boards": [_board_view(campaign, board, now, role, _team_own(campaign, request))
-                   for board in boards],
+        "boards": [_board_view(campaign, board, now, role, team_own) for board in boards],
         "empty_message": _empty_message(campaign, role, now),
         "public_at": _public_at(campaign, role, now),
     }
