@@ -22,19 +22,16 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from grading.claims import Claim, claim_heartbeat, claimed_work
 from grading.judge import Judge, JudgeUnavailable
-from grading.models import ChunkStatus, GradingChunk, JudgeSlot
+from grading.models import ChunkStatus, GradingChunk
 from grading.services import (
-    SECOND_JUDGE_FAILED,
-    UNEXPECTED_FAILURE,
-    Claim,
-    ClaimLost,
     GradeReport,
     RunClaim,
-    claim_heartbeat,
     round_end_scoring,
     run_grade,
     run_grading_finish,
+    second_pass,
 )
 from grading.setup import official_judge, second_judge
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
@@ -78,8 +75,10 @@ def run_grading_split(*, run: Run, token: str, size: int, queue: str | None = No
         GradingChunk.objects.filter(run=run).exclude(round=token).delete()
         made = set(GradingChunk.objects.filter(run=run, round=token)
                    .values_list("number", flat=True))
+        # A QUEUED chunk's heartbeat is when it was queued (the reaper reads it).
+        now = timezone.now()
         GradingChunk.objects.bulk_create([
-            GradingChunk(run=run, round=token, number=number, qids=qids,
+            GradingChunk(run=run, round=token, number=number, qids=qids, heartbeat=now,
                          nuggets=sum(counts.get(qid, 0) for qid in qids))
             for number, qids in enumerate(plan, start=1) if number not in made
         ])
@@ -162,39 +161,26 @@ def chunk_grading(
     """
     run = chunk.run
     claim = ChunkClaim(token=token, chunk_id=chunk.pk, run_id=run.pk, round=chunk.round)
-    try:
+
+    def work() -> tuple[GradeReport, bool]:
         with claim_heartbeat(claim, name=f"heartbeat-chunk-{chunk.pk}"):
             report = run_grade(run=run, judge=judge or official_judge(), qids=chunk.qids,
                                claim=claim)
-            _second_pass(chunk=chunk, claim=claim)
-        run_graded = _chunk_finish(chunk=chunk, claim=claim, report=report, worker=worker)
-    except ClaimLost:
-        return ChunkOutcome(chunk=chunk, lost=True)
-    except JudgeUnavailable as unavailable:
-        if may_retry and not unavailable.permanent:
-            return ChunkOutcome(chunk=chunk, failure=unavailable, retry=True)
-        _chunk_fail(claim=claim, run=run, reason=str(unavailable))
-        return ChunkOutcome(chunk=chunk, failure=unavailable)
-    except Exception as error:
-        _chunk_fail(claim=claim, run=run,
-                    reason=UNEXPECTED_FAILURE.format(error=type(error).__name__))
-        raise
+            second = second_judge(run.track)
+            if second is not None:
+                second_pass(run=run, judge=second, claim=claim, qids=chunk.qids)
+        return report, _chunk_finish(chunk=chunk, claim=claim, report=report, worker=worker)
+
+    ended = claimed_work(work, fail=lambda reason: _chunk_fail(claim=claim, run=run,
+                                                                reason=reason),
+                         may_retry=may_retry)
+    if ended.report is None:
+        return ChunkOutcome(chunk=chunk, failure=ended.failure, retry=ended.retry,
+                            lost=ended.lost)
+    report, run_graded = ended.report
     scoring_task = round_end_scoring(run=run) if run_graded else None
     return ChunkOutcome(chunk=chunk, report=report, run_graded=run_graded,
                         scoring_task=scoring_task)
-
-
-def _second_pass(*, chunk: GradingChunk, claim: ChunkClaim) -> None:
-    second = second_judge(chunk.run.track)
-    if second is None:
-        return
-    try:
-        run_grade(run=chunk.run, judge=second, slot=JudgeSlot.SECOND, qids=chunk.qids,
-                  claim=claim)
-    except JudgeUnavailable as unavailable:
-        raise JudgeUnavailable(SECOND_JUDGE_FAILED.format(
-            model=second.identity.model, error=unavailable),
-            permanent=unavailable.permanent) from unavailable
 
 
 def _chunk_finish(*, chunk: GradingChunk, claim: ChunkClaim, report: GradeReport,

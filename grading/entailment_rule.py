@@ -24,13 +24,14 @@ for a name (it is capitalised anyway), so a swapped subject is left to the LLM.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from grading.gold_match import NUMBER_WORDS
 
 _APOSTROPHES = "'\u2019"  # straight and typographic
 _WORD = re.compile(rf"[\w{_APOSTROPHES}\-]+")
-_POSSESSIVE = re.compile(rf"[{_APOSTROPHES}]s$")
+_POSSESSIVES = ("'s", "\u2019s")
 _DIGITS = re.compile(r"\d[\d,]*")
 
 #: Capitalised words that are not names: function words that can start a clause, and
@@ -48,26 +49,48 @@ NOT_NAMES = frozenset([
 SMALL_NUMBERS = {word: value for word, value in NUMBER_WORDS.items() if 2 <= value <= 10}
 
 
-def _words(text: str) -> list[str]:
-    return [_POSSESSIVE.sub("", word).strip(_APOSTROPHES) for word in _WORD.findall(text)]
+def _strip(word: str) -> str:
+    if word.endswith(_POSSESSIVES):
+        word = word[:-2]
+    return word.strip(_APOSTROPHES)
 
 
-def _numbers(text: str, *, words: dict[str, int]) -> set[int]:
-    found = {int(digits.replace(",", "")) for digits in _DIGITS.findall(text)
-             if digits.replace(",", "").isdigit()}
-    found |= {words[word] for word in _words(text.lower()) if word in words}
+def _words(text: str) -> tuple[list[str], list[str]]:
+    """The text's words as written and as lowercased, possessives stripped from each
+    (a capitalised "'S" only from the lowercased ones: numbers are read from those).
+
+    Plain string operations, not a substitution per word: the judge runs this on every
+    nugget it grades, and a regex call per word cost more than the judge call's HTTP."""
+    raw = _WORD.findall(text)
+    return [_strip(word) for word in raw], [_strip(word.lower()) for word in raw]
+
+
+def _numbers(text: str, lowered: list[str], *, number_words: dict[str, int]) -> set[int]:
+    """The numbers `text` gives in digits or (among `number_words`) in its `lowered` words."""
+    found = {int(digits) for digits in (d.replace(",", "") for d in _DIGITS.findall(text))
+             if digits.isdigit()}
+    found.update(number_words[word] for word in lowered if word in number_words)
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _passage_terms(passage: str) -> tuple[frozenset[str], frozenset[int]]:
+    """The passage's lowercased words and its numbers. Cached: a passage is cited by many
+    nuggets, of one run and of others, and a grading batch meets it again and again."""
+    words, lowered = _words(passage)
+    return (frozenset(word.lower() for word in words),
+            frozenset(_numbers(passage, lowered, number_words=NUMBER_WORDS)))
 
 
 def unsupported(passage: str, nugget: str) -> list[str]:
     """The nugget's names and numbers that the passage lacks, sorted (empty: none)."""
-    have = {word.lower() for word in _words(passage)}
-    names = {word.lower() for index, word in enumerate(_words(nugget))
+    have, passage_numbers = _passage_terms(passage)
+    words, lowered = _words(nugget)
+    names = {word.lower() for index, word in enumerate(words)
              if index > 0 and len(word) > 1 and word[0].isupper()
              and word.lower() not in NOT_NAMES}
     missing = [name for name in names
                if name not in have and name.rstrip("s") not in have and name + "s" not in have]
-    passage_numbers = _numbers(passage, words=NUMBER_WORDS)
-    missing += [str(number) for number in _numbers(nugget, words=SMALL_NUMBERS)
+    missing += [str(number) for number in _numbers(nugget, lowered, number_words=SMALL_NUMBERS)
                 if number not in passage_numbers]
     return sorted(missing)

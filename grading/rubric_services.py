@@ -13,12 +13,14 @@ their queries, and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
+from grading.claims import Claim
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -85,7 +87,7 @@ def _current_items(campaign: Campaign,
 def rubric_grade(
     *, campaign: Campaign, passages: Iterable[tuple[str, str, str]], judge: Judge,
     batch: int = 1024, progress: GradingProgress | None = None,
-    only_items: Collection[int] | None = None,
+    only_items: Collection[int] | None = None, claim: Claim | None = None,
 ) -> RubricGradeReport:
     """Grade each passage `(qid, docid, text)` on every current item of its query (on
     the current ones of `only_items`, ids, when given).
@@ -95,6 +97,8 @@ def rubric_grade(
     stored with full provenance as they are made, and each pair's link is then created
     or moved to its judgment. Where judge calls fail, what succeeded is kept and
     `JudgeUnavailable` is raised (grading again judges only the rest), as for R2C2.
+    Under a task's `claim`, no batch is sent and no link written once the claim is lost
+    (`ClaimLost`): a task that took the run over grades on from the cache.
     """
     progress = progress or Unwatched()
     report = RubricGradeReport()
@@ -122,8 +126,9 @@ def rubric_grade(
     report.without_items = sorted(without)
     judgments, report.judged = ensure_judgments(
         campaign.pk, JudgmentKind.RUBRIC, inputs, judge, batch, progress,
-        campaign.review_below)
-    _link_grades(campaign, pairs, judgments)
+        campaign.review_below, check=claim.check if claim is not None else None)
+    with claim.hold() if claim is not None else contextlib.nullcontext():
+        _link_grades(campaign, pairs, judgments)
     report.pairs = len(pairs)
     report.needs_review = sum(1 for judgment in judgments if judgment.label is None)
     return report
@@ -131,6 +136,7 @@ def rubric_grade(
 
 def rubric_run_grade(
     *, run: Run, judge: Judge, batch: int = 1024, progress: GradingProgress | None = None,
+    claim: Claim | None = None,
 ) -> RubricGradeReport:
     """Grade what a ranking or response run retrieved (`passages_to_grade`: the top
     `depth` of each query, or every segment of each response) on the test bank.
@@ -140,7 +146,7 @@ def rubric_run_grade(
     """
     passages = [(p.qid, p.docid, p.text) for p in passages_to_grade(run=run)]
     return rubric_grade(campaign=run.track.campaign, passages=passages, judge=judge,
-                        batch=batch, progress=progress)
+                        batch=batch, progress=progress, claim=claim)
 
 
 def rubric_items_grade(

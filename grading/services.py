@@ -10,20 +10,20 @@ it).
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from campaign.models import AnswerCheck, Campaign, Question
+from grading.claims import Claim, claim_heartbeat, claimed_work
 from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -378,47 +378,6 @@ def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     )
 
 
-HEARTBEAT_EVERY = 30.0  # seconds; well under GRADING_STALE_SECONDS
-
-
-class ClaimLost(Exception):
-    """The claim a task grades under is no longer its own: another task took the run (or
-    chunk) over, or the run was queued again and claimed by a new task. The task stops
-    and writes nothing more; its judgments are cached, where the new owner finds them."""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A task's claim on grading work: what every write that assumes it re-asserts.
-
-    `touch` is one conditional UPDATE (the heartbeat's): it writes the beat and says
-    whether the claim still holds. Reading the claim and then writing would leave a
-    window for a takeover between the two; the UPDATE also locks the row until the
-    transaction ends, so a takeover waits for a write under way (`hold`) and never
-    interleaves with it. `lost` is set once a beat finds the claim gone.
-    """
-
-    token: str
-    lost: threading.Event = field(default_factory=threading.Event, compare=False)
-
-    def touch(self) -> bool:
-        raise NotImplementedError
-
-    def check(self) -> None:
-        """`ClaimLost` if a beat found the claim gone (cheap: no query)."""
-        if self.lost.is_set():
-            raise ClaimLost(self.token)
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """A transaction in which the claim holds: `ClaimLost` (nothing written) if not."""
-        with transaction.atomic():
-            if not self.touch():
-                self.lost.set()
-                raise ClaimLost(self.token)
-            yield
-
-
 @dataclass(frozen=True)
 class RunClaim(Claim):
     """A task's claim on a whole run (`run_claim_for_grading`)."""
@@ -434,39 +393,16 @@ class RunClaim(Claim):
 
 
 @contextlib.contextmanager
-def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
-    """While the block runs, touch `claim` every HEARTBEAT_EVERY seconds (setting `lost`
-    once it is gone), from a thread named `name`.
-
-    A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
-    few judgments a second) can outlast the staleness limit.
-    """
-    stop = threading.Event()
-
-    def beat() -> None:
-        try:
-            while not stop.wait(HEARTBEAT_EVERY):
-                if not claim.touch():
-                    claim.lost.set()
-        finally:
-            connection.close()  # this thread's own database connection
-
-    thread = threading.Thread(target=beat, name=name, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
-@contextlib.contextmanager
 def run_grading_heartbeat(*, run: Run, token: str) -> Iterator[RunClaim]:
     """While the block runs, tell other workers every 30 s that `token` still grades
     `run`; the claim it yields says when that stopped being true."""
     claim = RunClaim(token=token, run_id=run.pk)
     with claim_heartbeat(claim, name=f"heartbeat-run-{run.pk}"):
         yield claim
+
+
+FAILED_WITHOUT_MESSAGE = ("grading failed on an error that gave no message; the "
+                          "organisers find the details in the grading log")
 
 
 def run_grading_finish(
@@ -479,6 +415,8 @@ def run_grading_finish(
     new task. Without a token, whichever claim holds the run is ended (tests that set a
     run GRADING by hand).
     """
+    if failure is not None and not failure.strip():
+        failure = FAILED_WITHOUT_MESSAGE  # a FAILED run always says why
     held = Run.objects.filter(pk=run.pk, status=RunStatus.GRADING)
     if token is not None:
         held = held.filter(grading_token=token)
@@ -518,8 +456,6 @@ def _questions_without_gold(run: Run) -> list[str]:
     )
 
 
-UNEXPECTED_FAILURE = ("grading stopped on an unexpected error ({error}); the organisers "
-                      "find the details in the grading log")
 SECOND_JUDGE_FAILED = "the second judge ({model}) failed: {error}"
 
 #: Makes the progress watcher of one judge's pass over a run, given its description.
@@ -573,7 +509,10 @@ def run_grading(
     split into chunks of whole questions, a task each (on `chunk_queue`), which any
     workers grade (grading.chunks); the outcome lists their tasks.
     """
-    try:
+    def fail(reason: str) -> None:
+        run_grading_finish(run=run, token=token, failure=reason)
+
+    def work() -> RunGradeReport | tuple[str, ...]:
         without_gold = [] if run.track.is_rubric else _questions_without_gold(run)
         if without_gold:
             raise GoldAnswersMissing(GOLD_ANSWERS_MISSING.format(
@@ -582,7 +521,7 @@ def run_grading(
         if split_above is not None and not run.track.is_rubric:
             tasks = _split_if_large(run=run, token=token, size=split_above, queue=chunk_queue)
             if tasks:
-                return GradingOutcome(run=run, chunk_tasks=tuple(tasks))
+                return tuple(tasks)
         with run_grading_heartbeat(run=run, token=token) as claim:
             with watch(run.name) as progress:
                 report = _grade_pass(run=run, judge=judge or official_judge(),
@@ -595,25 +534,16 @@ def run_grading(
             second = None if run.track.is_rubric else second_judge(run.track)
             if second is not None:
                 with watch(f"{run.name} (second judge)") as progress:
-                    try:
-                        run_grade(run=run, judge=second, slot=JudgeSlot.SECOND,
-                                  progress=progress, claim=claim)
-                    except JudgeUnavailable as unavailable:
-                        # Its own server and model: say which judge failed.
-                        raise JudgeUnavailable(SECOND_JUDGE_FAILED.format(
-                            model=second.identity.model, error=unavailable),
-                            permanent=unavailable.permanent) from unavailable
-    except ClaimLost:
-        return GradingOutcome(run=run, lost=True)
-    except JudgeUnavailable as unavailable:
-        if may_retry and not unavailable.permanent:
-            return GradingOutcome(run=run, failure=unavailable, retry=True)
-        run_grading_finish(run=run, token=token, failure=str(unavailable))
-        return GradingOutcome(run=run, failure=unavailable)
-    except Exception as error:
-        run_grading_finish(run=run, token=token, failure=UNEXPECTED_FAILURE.format(
-            error=type(error).__name__))
-        raise
+                    second_pass(run=run, judge=second, claim=claim, progress=progress)
+        return report
+
+    ended = claimed_work(work, fail=fail, may_retry=may_retry)
+    if isinstance(ended.report, tuple):
+        return GradingOutcome(run=run, chunk_tasks=ended.report)
+    if ended.report is None:
+        return GradingOutcome(run=run, failure=ended.failure, retry=ended.retry,
+                              lost=ended.lost)
+    report = ended.report
     run_grading_finish(run=run, token=token)
     scoring_task = round_end_scoring(run=run) if queue_scoring else None
     return GradingOutcome(run=run, report=report, scoring_task=scoring_task)
@@ -628,11 +558,25 @@ def round_end_scoring(*, run: Run) -> str | None:
     return enqueue_scoring(campaign_id)
 
 
+def second_pass(*, run: Run, judge: Judge, claim: Claim, qids: Collection[str] | None = None,
+                progress: GradingProgress | None = None) -> None:
+    """Have an AC track's second `judge` label `run` (on `qids` only, when given) beside
+    the official labels, for agreement only. Its failure names it: it has a server and a
+    model of its own."""
+    try:
+        run_grade(run=run, judge=judge, slot=JudgeSlot.SECOND, qids=qids,
+                  progress=progress, claim=claim)
+    except JudgeUnavailable as unavailable:
+        raise JudgeUnavailable(SECOND_JUDGE_FAILED.format(
+            model=judge.identity.model, error=unavailable),
+            permanent=unavailable.permanent) from unavailable
+
+
 def _grade_pass(*, run: Run, judge: Judge, progress: GradingProgress,
                 claim: RunClaim) -> RunGradeReport:
     """One official pass over `run`, by its track's kind."""
     if run.track.is_rubric:
-        return rubric_run_grade(run=run, judge=judge, progress=progress)
+        return rubric_run_grade(run=run, judge=judge, progress=progress, claim=claim)
     return run_grade(run=run, judge=judge, progress=progress, claim=claim)
 
 

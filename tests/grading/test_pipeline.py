@@ -197,7 +197,7 @@ def test_progress_counts_judgments_per_run(toy_ac_run: Run, judge: object,
 def test_a_grading_task_keeps_its_claim_alive_while_it_works(
     toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("grading.services.HEARTBEAT_EVERY", 0.02)
+    monkeypatch.setattr("grading.claims.HEARTBEAT_EVERY", 0.02)
     # The heartbeat thread reads the clock to write a beat: that tells the test one is
     # under way, and leaving the block joins the thread, so the beat is then stored.
     beating = threading.Event()

@@ -15,12 +15,14 @@ import functools
 import hashlib
 import io
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from campaign import testbank
 from campaign.models import TestBankItem, Track
@@ -242,6 +244,28 @@ class TestTheGradingPath:
 
         assert outcome.failure is None and second.requests == []
         assert scripted.count(RUBRIC_SCHEMA_NAME) == 8
+
+    def test_a_grader_whose_run_was_taken_over_links_nothing_and_ends_nothing(
+        self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
+        scripted: ScriptedRubric,
+    ) -> None:
+        run = claimed(runs["WASEDA-bm25"], "task-1")
+        # task-1's worker looks dead (no heartbeat for long): task-2 takes the run over.
+        Run.objects.filter(pk=run.pk).update(
+            grading_heartbeat=timezone.now() - timedelta(days=1))
+        assert run_claim_for_grading(run_id=run.pk, token="task-2")
+
+        outcome = run_grading(run=run, token="task-1", judge=make_judge(server))
+
+        assert outcome.lost and outcome.report is None
+        assert not PassageItemGrade.objects.exists()
+        run.refresh_from_db()
+        assert (run.status, run.grading_token) == (RunStatus.GRADING, "task-2")
+        # What task-1 judged is cached: the new owner grades the run with no call.
+        assert Judgment.objects.filter(kind=JudgmentKind.RUBRIC).count() == 8
+        assert run_grading(run=run, token="task-2", judge=make_judge(server)).failure is None
+        assert scripted.count(RUBRIC_SCHEMA_NAME) == 8
+        assert PassageItemGrade.objects.count() == 8
 
 
 class TestJudgmentsOfARun:

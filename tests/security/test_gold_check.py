@@ -20,7 +20,8 @@ from django.test import override_settings
 
 from campaign.campaign_file import GOLD_ANSWER_MISSING
 from campaign.models import Campaign, GoldAnswer, Question, Track
-from grading.services import GOLD_ANSWERS_MISSING, UNEXPECTED_FAILURE, GoldAnswersMissing
+from grading.claims import UNEXPECTED_FAILURE
+from grading.services import GOLD_ANSWERS_MISSING, GoldAnswersMissing
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
 from tests.campaign.test_load_campaign import (

@@ -1,0 +1,127 @@
+"""Claims on grading work: what a task holds while it grades a run or a chunk.
+
+A claim is a token written on the row (a run's `grading_token`, a chunk's `token`) and a
+heartbeat the task keeps touching. Every write that assumes the claim re-asserts it in
+one conditional UPDATE (`Claim.hold`), so a task whose work was taken over writes nothing
+more. Kept apart from grading.services so that every grading service (R2C2's, the
+rubric's, the chunks') can take a claim without importing the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from django.db import connection, transaction
+
+from grading.judge import JudgeUnavailable
+
+HEARTBEAT_EVERY = 30.0  # seconds; well under GRADING_STALE_SECONDS
+
+
+class ClaimLost(Exception):
+    """The claim a task grades under is no longer its own: another task took the run (or
+    chunk) over, or the run was queued again and claimed by a new task. The task stops
+    and writes nothing more; its judgments are cached, where the new owner finds them."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A task's claim on grading work: what every write that assumes it re-asserts.
+
+    `touch` is one conditional UPDATE (the heartbeat's): it writes the beat and says
+    whether the claim still holds. Reading the claim and then writing would leave a
+    window for a takeover between the two; the UPDATE also locks the row until the
+    transaction ends, so a takeover waits for a write under way (`hold`) and never
+    interleaves with it. `lost` is set once a beat finds the claim gone.
+    """
+
+    token: str
+    lost: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    def touch(self) -> bool:
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """`ClaimLost` if a beat found the claim gone (cheap: no query)."""
+        if self.lost.is_set():
+            raise ClaimLost(self.token)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """A transaction in which the claim holds: `ClaimLost` (nothing written) if not."""
+        with transaction.atomic():
+            if not self.touch():
+                self.lost.set()
+                raise ClaimLost(self.token)
+            yield
+
+
+@contextlib.contextmanager
+def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
+    """While the block runs, touch `claim` every HEARTBEAT_EVERY seconds (setting `lost`
+    once it is gone), from a thread named `name`.
+
+    A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
+    few judgments a second) can outlast the staleness limit.
+    """
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(HEARTBEAT_EVERY):
+                if not claim.touch():
+                    claim.lost.set()
+        finally:
+            connection.close()  # this thread's own database connection
+
+    thread = threading.Thread(target=beat, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+UNEXPECTED_FAILURE = ("grading stopped on an unexpected error ({error}); the organisers "
+                      "find the details in the grading log")
+
+Report = TypeVar("Report")
+
+
+@dataclass(frozen=True)
+class Ended(Generic[Report]):
+    """How claimed grading work ended: its report, or why not (`claimed_work`)."""
+
+    report: Report | None = None  # None unless the work was done
+    failure: JudgeUnavailable | None = None  # why the judge failed; recorded by `fail`
+    retry: bool = False  # a transient failure left for the caller's retry: still claimed
+    lost: bool = False  # the claim was taken over: nothing more written, nor recorded
+
+
+def claimed_work(work: Callable[[], Report], *, fail: Callable[[str], None],
+                 may_retry: bool) -> Ended[Report]:
+    """Do grading `work` under a claim, the one way a run's and a chunk's grading end.
+
+    A lost claim (`ClaimLost`) records nothing. A judge that failed has `fail` record its
+    first error as the reason, at once when the server refused (permanent), while a
+    transient failure with `may_retry` is left for the caller to retry under the same
+    claim. Any other error is recorded as unexpected (naming only its type: the details
+    are in the log, not in front of the team) and raised.
+    """
+    try:
+        return Ended(report=work())
+    except ClaimLost:
+        return Ended(lost=True)
+    except JudgeUnavailable as unavailable:
+        if may_retry and not unavailable.permanent:
+            return Ended(failure=unavailable, retry=True)
+        fail(str(unavailable))
+        return Ended(failure=unavailable)
+    except Exception as error:
+        fail(UNEXPECTED_FAILURE.format(error=type(error).__name__))
+        raise
