@@ -298,6 +298,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JudgmentKindEnum": "grading.models.JudgmentKind",
         "BankItemStatusEnum": "campaign.models.BankItemStatus",
+        "RunActionKindEnum": "submissions.models.RunActionKind",
     },
 }
 

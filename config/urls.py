@@ -10,7 +10,7 @@ from config.auth_token import ThrottledObtainAuthToken
 from config.health import healthz
 from config.schema import SchemaView
 from grading import api as grading_api
-from grading import testbank_api, verification_api
+from grading import overrides_api, testbank_api, verification_api
 from scoring import api as scoring_api
 from scoring import meta_api
 from submissions import api as submissions_api
@@ -66,6 +66,10 @@ api_v1 = [
     path("campaigns/<slug:slug>/verification/testbank-gaps/",
          verification_api.TestBankGapsView.as_view(), name="api-verification-testbank-gaps"),
     path("runs/<int:run_id>/scores/", scoring_api.RunScoresView.as_view(), name="api-run-scores"),
+    path("runs/<int:run_id>/overrides/", overrides_api.RunOverridesView.as_view(),
+         name="api-run-overrides"),
+    path("campaigns/<slug:slug>/quota/", submissions_api.CampaignQuotaView.as_view(),
+         name="api-quota"),
     re_path(r"^.*$", json_not_found),
 ]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, results, rubric, sign_in, validation, views
+from frontend import organiser, results, rubric, run_overrides, sign_in, validation, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -49,3 +49,9 @@ urlpatterns = [
     path("runs/<int:run_id>/download/", views.run_download, name="run-download"),
 ]
 
+
+# Run overrides and quotas (issue 17, part 2).
+urlpatterns += [
+    path("runs/<int:run_id>/overrides/", run_overrides.run_overrides, name="run-overrides"),
+    path("campaigns/<slug:slug>/quota/", run_overrides.quota, name="quota"),
+]

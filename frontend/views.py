@@ -8,11 +8,13 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from campaign.models import TrackKind
+from campaign.models import Role, TrackKind
 from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
 from frontend.forms import RunUploadForm
+from frontend.run_overrides import overrides_visible
 from scoring.selectors import runs_scores_visible
 from submissions.models import RunStatus
+from submissions.quota import quota_grants, quota_standings, run_actions, team_run_actions
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
 from submissions.services import INVALID_RUN, RunRefused, run_submit
 
@@ -92,7 +94,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = run_for_user(run_id=run_id, user=request.user, now=timezone.now())
     if run is None:
         raise Http404("No such run, or not one you may see.")
-    return render(request, "frontend/run_detail.html", {"run": run, "campaign": run.track.campaign})
+    campaign = run.track.campaign
+    # The organisers' actions on the run are its team's business (and theirs), not that
+    # of the other teams who see a shared PR run.
+    actions = run_actions(run=run) if overrides_visible(run=run, user=request.user) else None
+    context = {"run": run, "campaign": campaign, "actions": actions,
+               "organiser": campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER}
+    return render(request, "frontend/run_detail.html", context)
 
 
 @login_required
@@ -121,5 +129,8 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign, "team": membership.team,
         "members": membership.team.memberships.select_related("user").order_by("user__username"),
         "rows": rows, "timeline": campaign_timeline(campaign=campaign, now=now),
+        "standings": quota_standings(campaign=campaign, team=membership.team),
+        "grants": quota_grants(campaign=campaign, team=membership.team),
+        "actions": team_run_actions(campaign=campaign, team=membership.team),
     }
     return render(request, "frontend/team.html", context)

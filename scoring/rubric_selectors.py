@@ -68,7 +68,7 @@ class RubricTrack:
 
 def rubric_runs(*, track: Track) -> list[Run]:
     """The current runs of the track that have been graded: what its leaderboard ranks."""
-    return list(Run.objects.filter(track=track).current().accepted().judged()
+    return list(Run.objects.filter(track=track).current().accepted().judged().not_withdrawn()
                 .select_related("team").order_by("name"))
 
 

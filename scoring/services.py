@@ -175,7 +175,7 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
 
     `judgment_edits_seen`: the campaign's edit count taken before the qrels were derived.
     """
-    runs = list(Run.objects.filter(track=track).current().accepted()
+    runs = list(Run.objects.filter(track=track).current().accepted().not_withdrawn()
                 .select_related("team").order_by("name"))
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
                                            judgment_edits_seen=judgment_edits_seen,

@@ -20,20 +20,29 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign.api import CAMPAIGN_NOT_FOUND, error_responses
-from campaign.models import Campaign
-from campaign.selectors import campaign_role
+from campaign.models import Campaign, Role
+from campaign.selectors import campaign_membership, campaign_role
 from config.api_errors import authenticated_user
 from config.query_params import query_flag
 from config.throttles import UploadsPerTeamThrottle
 from submissions.bulk import runs_submit_zip
 from submissions.models import Run, RunStatus
+from submissions.overrides import OverrideRefused, quota_grant
+from submissions.quota import quota_grants, quota_standing, quota_standings
 from submissions.selectors import (
     run_for_user,
     runs_visible,
     shared_pr_runs,
     shared_pr_runs_bundle,
 )
-from submissions.serializers import BulkUploadSerializer, RunSerializer, RunUploadSerializer
+from submissions.serializers import (
+    BulkUploadSerializer,
+    QuotaGrantFormSerializer,
+    QuotaGrantSerializer,
+    QuotaStandingSerializer,
+    RunSerializer,
+    RunUploadSerializer,
+)
 from submissions.services import INVALID_RUN, RunRefused, run_submit
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
@@ -244,3 +253,82 @@ class SharedPrRunsZipView(APIView):
         bundle = shared_pr_runs_bundle(campaign=campaign, now=now)
         return FileResponse(bundle, as_attachment=True, filename=f"{slug}-shared-pr-runs.zip",
                             content_type="application/zip")
+
+
+NO_SUCH_TEAM = "campaign {campaign} has no team {team!r}"
+GRANTS_ORGANISERS_ONLY = "only the organisers of campaign {campaign} may grant extra runs"
+
+#: The quota of a campaign as one reader may see it (for the OpenAPI document).
+QUOTA = inline_serializer(name="CampaignQuota", fields={
+    "standings": QuotaStandingSerializer(many=True, help_text=(
+        "each team's standing in each track (a participant: their own team's)")),
+    "grants": QuotaGrantSerializer(many=True, help_text="extra runs granted, newest first"),
+})
+GRANTED = inline_serializer(name="QuotaGranted", fields={
+    "detail": serializers.CharField(),
+    "grant": QuotaGrantSerializer(),
+    "standing": QuotaStandingSerializer(help_text="the team's standing in the track now"),
+})
+
+
+class CampaignQuotaView(APIView):
+    """Run quotas: where teams stand, and the organisers' grants of extra runs."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(summary=("Where teams stand against their run quota (organisers: every "
+                            "team; a participant: their own), and the grants of extra runs"),
+                   responses={200: QUOTA, **error_responses(401, described={
+                       404: "no such campaign, or no team of yours in it"})})
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        if campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER:
+            team = None
+        else:
+            membership = campaign_membership(campaign=campaign, user=request.user)
+            if membership is None or membership.team is None:
+                raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
+            team = membership.team
+        return Response({
+            "standings": QuotaStandingSerializer(
+                quota_standings(campaign=campaign, team=team), many=True).data,
+            "grants": QuotaGrantSerializer(
+                quota_grants(campaign=campaign, team=team), many=True).data,
+        })
+
+    @extend_schema(summary="Organisers: grant a team extra runs in a track (audited, shown "
+                           "to the team)",
+                   request=QuotaGrantFormSerializer,
+                   responses={201: GRANTED, **error_responses(401, 413, 415, described={
+                       400: "a field missing or bad (extra_runs 1 to 100, a reason), or no "
+                            "such team or track in the campaign",
+                       403: "not an organiser of the campaign",
+                       404: "no such campaign"})})
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
+            raise exceptions.PermissionDenied(GRANTS_ORGANISERS_ONLY.format(campaign=slug))
+        form = QuotaGrantFormSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data: dict[str, Any] = form.validated_data
+        track = campaign.tracks.filter(slug=data["track"]).first()
+        if track is None:
+            return _no_such_track(campaign, data["track"])
+        team = campaign.teams.filter(name=data["team"]).first()
+        if team is None:
+            message = NO_SUCH_TEAM.format(campaign=slug, team=data["team"])
+            return Response({"detail": message, "errors": [{"field": "team", "message": message}]},
+                            status=status.HTTP_400_BAD_REQUEST)
+        try:
+            grant = quota_grant(team=team, track=track, extra_runs=data["extra_runs"],
+                                user=authenticated_user(request), reason=data["reason"])
+        except OverrideRefused as refused:
+            return Response({"detail": refused.message,
+                             "errors": [{"field": refused.field, "message": refused.message}]},
+                            status=refused.status)
+        standing = quota_standing(track=track, team=team)
+        return Response({
+            "detail": f"team {team.name} may have {standing.limit} runs in track {track.slug}",
+            "grant": QuotaGrantSerializer(grant).data,
+            "standing": QuotaStandingSerializer(standing).data,
+        }, status=status.HTTP_201_CREATED)

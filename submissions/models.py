@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from campaign.models import Team, Track, TrackKind
@@ -49,6 +50,24 @@ RunStatus.IN_GRADING = frozenset({RunStatus.QUEUED, RunStatus.GRADING})
 RunStatus.JUDGED = frozenset({RunStatus.GRADED, RunStatus.SCORED})
 
 
+class FailureKind(models.TextChoices):
+    """Whose fault a grading failure was: a run that failed by the platform's fault does
+    not count against its team's quota (submissions.quota), one that failed by its own does.
+
+    Every failure grading records is the platform's: the judge unavailable or refusing
+    (timeouts, 5xx, 429, a permanent 4xx such as a bad key or an unknown model), a second
+    judge failing, gold answers missing from the campaign file, a worker that went silent
+    (the reaper), a storage error or any unexpected error. The run passed validation, so
+    by the platform's own rules it was gradable. Hence grading writes FAILED without a
+    kind and the default answers. A failure is the run's own only when an organiser says
+    so (RunActionKind.CHARGE, audited): say, a run that keeps breaking the judge with
+    what it contains; otherwise failures would be a free supply of extra runs.
+    """
+
+    PLATFORM = "platform", "The platform's"
+    RUN = "run", "The run's own"
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     """The run lifecycle's questions, asked one way everywhere."""
 
@@ -74,6 +93,10 @@ class RunQuerySet(models.QuerySet["Run"]):
         count at once, so its leaderboard need not wait for the worker)."""
         regrade = models.Q(status=RunStatus.QUEUED, graded_at__isnull=False, failure_reason="")
         return self.filter(models.Q(status__in=RunStatus.JUDGED) | regrade)
+
+    def not_withdrawn(self) -> RunQuerySet:
+        """Runs no organiser has withdrawn: what leaderboards, qrels and pools read."""
+        return self.filter(withdrawn=False)
 
 
 def run_upload_path(run: Run, filename: str) -> str:
@@ -117,6 +140,16 @@ class Run(models.Model):
     # Why grading last failed (the judge's first error), shown to the team and the
     # organisers; empty unless the run is FAILED (or QUEUED again since: a claim clears it).
     failure_reason = models.TextField(blank=True)
+    # How many times the reaper (grading.reaper) has re-queued this run's grading after
+    # its worker went silent; past GRADING_MAX_REQUEUES the run is FAILED with the reason.
+    # A grading asked for by a person starts the count again.
+    grading_requeues = models.PositiveSmallIntegerField(default=0)
+    # Whose fault the last grading failure was (FailureKind); read only while FAILED.
+    failure_kind = models.CharField(max_length=8, choices=FailureKind.choices,
+                                    default=FailureKind.PLATFORM)
+    # An organiser took the run out of the leaderboards and the quota (RunAction says who,
+    # when and why); restoring it puts it back. The run, its file and grades stay.
+    withdrawn = models.BooleanField(default=False)
     questions = models.PositiveIntegerField(default=0, help_text="questions the run answers")
     records = models.PositiveIntegerField(default=0, help_text="passages or nuggets stored")
 
@@ -134,6 +167,60 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RunActionKind(models.TextChoices):
+    """What an organiser did to a run (submissions.overrides)."""
+
+    RERUN = "rerun", "Queued for grading again"
+    WITHDRAW = "withdraw", "Withdrawn"
+    RESTORE = "restore", "Restored"
+    CHARGE = "charge", "Failure charged to the run (counts against the quota)"
+    REFUND = "refund", "Failure refunded (does not count against the quota)"
+
+
+class RunAction(models.Model):
+    """One organiser's action on a run, with who, when and why: the run's team sees it."""
+
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="actions")
+    action = models.CharField(max_length=8, choices=RunActionKind.choices)
+    reason = models.TextField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                           related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.run.name}: {self.action}"
+
+
+#: The most extra runs one grant may give (a typo of 1000 would open the floodgates).
+MAX_GRANT = 100
+
+
+class QuotaGrant(models.Model):
+    """Extra runs an organiser gave a team in a track, with who, when and why.
+
+    A team's limit in a track is the track's `max_runs_per_team` plus all its grants
+    (for R2C2, the run numbers it may use grow with it).
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="quota_grants")
+    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="quota_grants")
+    extra_runs = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_GRANT)])
+    reason = models.TextField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                           related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.team.name} +{self.extra_runs} in {self.track.slug}"
 
 
 class PassageRecord(models.Model):

@@ -24,6 +24,7 @@ from submissions.formats.pr_run import iter_pr_run
 from submissions.formats.run_names import parse_run_name
 from submissions.formats.trec_run import parse_rubric_run_name
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
+from submissions.quota import quota_standing
 from submissions.rubric_runs import store_ranking_passages, store_response_passages
 from submissions.selectors import pr_run_ranks, visible_pr_run_names
 
@@ -212,10 +213,8 @@ def _r2c2_run_team(track: Track, name: str) -> str:
             track=track.slug, kinds=kinds,
         )
         raise RunRefused(400, message, [{"field": "name", "message": message}])
-    if not 1 <= run_name.number <= track.max_runs_per_team:
-        message = BAD_RUN_NUMBER.format(name=name, number=run_name.number,
-                                        max_runs=track.max_runs_per_team, track=track.slug)
-        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    # The highest number depends on the team's standing (refunds, grants, withdrawals):
+    # `_check_quota` checks it once the team is known.
     return run_name.team
 
 
@@ -234,19 +233,28 @@ def _rubric_run_team(track: Track, name: str) -> str:
 def _check_quota(
     *, track: Track, team: Team, name: str, pending: Collection[str] = ()
 ) -> None:
-    others = set(
-        Run.objects.filter(track=track, team=team).current()
-        .exclude(name=name).values_list("name", flat=True)
-    )
-    if len(others) >= track.max_runs_per_team:
+    """RunRefused unless `team` may have one more run, `name`, in `track` (a run of the
+    same name is replaced, not added); its runs that do not count, and what organisers
+    granted, as submissions.quota says. An R2C2 name's number is checked here too."""
+    standing = quota_standing(track=track, team=team)
+    why = standing.explained()
+    run_name = None if track.is_rubric else parse_run_name(name)
+    if run_name is not None and run_name.number > standing.highest_number:
+        message = BAD_RUN_NUMBER.format(name=name, number=run_name.number,
+                                        max_runs=standing.highest_number,
+                                        track=track.slug) + why
+        raise RunRefused(400, message, [{"field": "name", "message": message}])
+    # A run that does not count now makes no room when replaced: its new version counts.
+    others = set(standing.counted) - {name}
+    if len(others) >= standing.limit:
         raise RunRefused(409, TOO_MANY_RUNS.format(
             team=team.name, count=len(others), track=track.slug, names=", ".join(sorted(others)),
-            max_runs=track.max_runs_per_team))
+            max_runs=standing.limit) + why)
     with_pending = others | (set(pending) - {name})
-    if len(with_pending) >= track.max_runs_per_team:
+    if len(with_pending) >= standing.limit:
         raise RunRefused(409, TOO_MANY_RUNS_WITH_ZIP.format(
             team=team.name, count=len(with_pending) + 1, track=track.slug, name=name,
-            names=", ".join(sorted(with_pending)), max_runs=track.max_runs_per_team))
+            names=", ".join(sorted(with_pending)), max_runs=standing.limit) + why)
 
 
 def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) -> list[Problem]:
