@@ -4,8 +4,15 @@ Settings come from Django settings with the `CELERY_` prefix (config/settings.py
 so the embedded filesystem broker and production Redis/RabbitMQ are one switch:
 `CELERY_BROKER_URL`.
 
-No beat schedule: nothing here is periodic (grading and scoring are queued by uploads,
-edits and organisers), so no `celery beat` process runs.
+Queues (CELERY_TASK_ROUTES): `grading` for everything that calls the judge, `scoring`
+for the leaderboards, the default `celery` for the health check's ping and the reaper.
+
+One beat schedule (CELERY_BEAT_SCHEDULE): `celery beat` sends the reaper
+(grading.tasks.reap_stalled_grading) every GRADING_REAP_EVERY seconds, which re-queues
+grading whose worker went silent and fails it with the reason after GRADING_MAX_REQUEUES
+(grading/reaper.py). Run one beat per deployment (two would only reap twice: harmless,
+the reaper's writes are conditional). Each worker records its own heartbeat in the
+database from its main process (grading.workers), which the organisers' stall list shows.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_shutdown
+from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -54,3 +61,24 @@ def stop_embedded_judge(**kwargs: Any) -> None:
     from grading.embedded.shared import stop_started_judges
 
     stop_started_judges()
+
+
+# The worker's heartbeat in the database (grading.workers), from its main process: it
+# beats while the children grade, and stops with the worker.
+_heartbeat: list[Any] = []
+
+
+@worker_ready.connect
+def start_worker_heartbeat(sender: Any = None, **kwargs: Any) -> None:
+    from grading.workers import WorkerHeartbeatThread
+
+    beat = WorkerHeartbeatThread(hostname=str(sender.hostname),
+                                 queues=sorted(sender.app.amqp.queues.consume_from))
+    beat.start()
+    _heartbeat.append(beat)
+
+
+@worker_shutdown.connect
+def stop_worker_heartbeat(**kwargs: Any) -> None:
+    while _heartbeat:
+        _heartbeat.pop().stop()

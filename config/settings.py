@@ -304,6 +304,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery ---------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+# Seconds (see the Redis branch below): a day.
+REDIS_VISIBILITY_TIMEOUT = env_int("REDIS_VISIBILITY_TIMEOUT", 24 * 3600)
 CELERY_BROKER_DIR = VAR_DIR / "celery" / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The embedded broker: queues are files under var/, shared by the web process,
@@ -320,6 +322,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # A worker's wait for work (BRPOP) is answered within a second, well inside the bound.
     CELERY_BROKER_TRANSPORT_OPTIONS = dict(REDIS_SOCKET_OPTIONS)
+    # Redis has no acknowledgements of its own: a task taken but not acknowledged is put
+    # back in its queue once it is this old, whether or not its worker still runs it. A
+    # task redelivered while it still runs carries the same id, so the same claim token,
+    # and would grade the run twice at once: hence longer than the longest task (a large
+    # rubric run on a slow judge, or a retry's countdown, which Redis counts too). Being
+    # long costs nothing: a run whose worker vanished is re-queued by the reaper after
+    # GRADING_STALE_SECONDS (grading/reaper.py), not by this redelivery, which comes
+    # later and then finds the run taken or graded.
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = REDIS_VISIBILITY_TIMEOUT
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 
@@ -345,11 +356,37 @@ CELERY_REDIS_SOCKET_TIMEOUT = REDIS_TIMEOUT
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# A task is acknowledged only once it has finished, so work on a worker that dies
-# is redelivered; tasks claim their rows idempotently (STYLE.md).
+# A task is acknowledged only once it has finished (acks_late), so a task whose worker
+# dies before the end is not lost: the broker still holds it. reject_on_worker_lost: when
+# a worker's child process dies mid-task (killed, out of memory), the task is handed back
+# to the queue at once rather than acknowledged as failed. Tasks claim their rows
+# idempotently (STYLE.md), so a redelivered task never does its work twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Each worker process reserves one task beyond the one it runs, no more: a grading task
+# lasts minutes, and tasks reserved by a busy process would wait there while another
+# worker idles (and would be held hostage if that worker died).
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Two queues, so that scoring (seconds, and what organisers wait for after an edit) never
+# waits behind hours of grading: `grading` (runs, chunks, test-bank items, judge checks:
+# everything that calls the judge) and `scoring`. The default `celery` queue keeps the
+# small tasks: the health check's ping and the reaper, which must run even when every
+# grading slot is taken. A task sent with an explicit queue (a chunk goes to the queue its
+# run came from) keeps it. Every worker consumes the three unless told otherwise (-Q).
+# The names are settable so that two services (or a test's own workers) share a broker.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_DEFAULT_QUEUE_NAME", "celery")
+GRADING_QUEUE = env_str("GRADING_QUEUE_NAME", "grading")
+SCORING_QUEUE = env_str("SCORING_QUEUE_NAME", "scoring")
+CELERY_TASK_QUEUES = {name: {"routing_key": name}
+                      for name in (CELERY_TASK_DEFAULT_QUEUE, GRADING_QUEUE, SCORING_QUEUE)}
+CELERY_TASK_ROUTES = {
+    "grading.tasks.reap_stalled_grading": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    "grading.tasks.*": {"queue": GRADING_QUEUE},
+    "scoring.tasks.*": {"queue": SCORING_QUEUE},
+}
+# `celery beat` keeps its schedule's state here (its default is the current directory).
+(VAR_DIR / "celery").mkdir(exist_ok=True)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celery" / "beat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # How long /healthz waits for the broker and storage before calling them down.
@@ -367,6 +404,22 @@ GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)
 # A grading task touches its run after every batch; silence this long means its worker died.
 GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
+# The reaper (grading/reaper.py), run by `celery beat` every GRADING_REAP_EVERY seconds,
+# re-queues a run or chunk whose worker went silent that long (and a queued run whose
+# task was lost), at most GRADING_MAX_REQUEUES times; the next time it is FAILED with
+# the reason. Each worker's main process records its own heartbeat every
+# WORKER_HEARTBEAT_SECONDS (the organisers' stall list shows them).
+GRADING_MAX_REQUEUES = env_int("GRADING_MAX_REQUEUES", 3)
+GRADING_REAP_EVERY = env_float("GRADING_REAP_EVERY", max(GRADING_STALE_SECONDS / 4, 1.0))
+WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 30.0)
+CELERY_BEAT_SCHEDULE = {
+    "reap-stalled-grading": {
+        "task": "grading.tasks.reap_stalled_grading",
+        "schedule": GRADING_REAP_EVERY,
+        # One waiting behind busy workers is dropped when the next is sent: no pile-up.
+        "options": {"expires": GRADING_REAP_EVERY},
+    },
+}
 # An AC run with more nugget records than this is split into chunks of whole questions,
 # each a task of its own, so several workers grade one large run (grading/chunks.py).
 GRADING_CHUNK_NUGGETS = env_int("GRADING_CHUNK_NUGGETS", 2000)

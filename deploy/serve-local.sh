@@ -25,8 +25,12 @@ mkdir -p "$VAR_DIR/log"
 # The pages' CSS and scripts, served by whitenoise from VAR_DIR/static.
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
+# One worker for the three queues (config/settings.py, CELERY_TASK_ROUTES). -B runs beat
+# inside it, which sends the reaper (grading/reaper.py) every GRADING_REAP_EVERY seconds:
+# on one machine with one worker that is all beat needs to be; with several workers,
+# run one `celery -A config beat` apart instead (each -B would schedule its own reaper).
 "$PY" -m celery -A config worker --loglevel=INFO --concurrency=2 \
-    --logfile="$VAR_DIR/log/worker.log" &
+    -Q celery,grading,scoring -B --logfile="$VAR_DIR/log/worker.log" &
 worker=$!
 trap 'kill $worker 2>/dev/null; wait $worker 2>/dev/null' EXIT INT TERM
 

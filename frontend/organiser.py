@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
@@ -27,6 +29,7 @@ from grading.selectors import (
 from grading.serializers import TestBankGenerateSerializer
 from grading.services import EditRefused, campaign_grading_queue, judgment_confirm, judgment_edit
 from grading.setup import official_model_name
+from grading.stall_selectors import runs_not_done, worker_pulses
 from grading.tasks import enqueue_grading, enqueue_testbank_generation
 from grading.validation.services import grading_refusal
 from scoring.selectors import evaluation_latest
@@ -73,6 +76,21 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "rubric": any(track.is_rubric for track in campaign.tracks.all()),
     }
     return render(request, "frontend/organiser/dashboard.html", context)
+
+
+@login_required
+def grading_stalls(request: HttpRequest, slug: str) -> HttpResponse:
+    """The runs not done yet, oldest in their state first, and the workers' heartbeats."""
+    campaign = _organiser_campaign(request, slug)
+    now = timezone.now()
+    return render(request, "frontend/organiser/stalls.html", {
+        "campaign": campaign, "now": now,
+        "runs": runs_not_done(campaign=campaign, now=now),
+        "workers": worker_pulses(now=now),
+        "stale_seconds": settings.GRADING_STALE_SECONDS,
+        "max_requeues": settings.GRADING_MAX_REQUEUES,
+        "reap_every": settings.GRADING_REAP_EVERY,
+    })
 
 
 @login_required

@@ -55,3 +55,9 @@ urlpatterns += [
     path("runs/<int:run_id>/overrides/", run_overrides.run_overrides, name="run-overrides"),
     path("campaigns/<slug:slug>/quota/", run_overrides.quota, name="quota"),
 ]
+
+# Stalled grading (issue 17, part 1): runs by age in their state, workers' heartbeats.
+urlpatterns += [
+    path("campaigns/<slug:slug>/dashboard/stalls/", organiser.grading_stalls,
+         name="grading-stalls"),
+]

@@ -15,11 +15,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from grading.judge import JudgeUnavailable
 
-HEARTBEAT_EVERY = 30.0  # seconds; well under GRADING_STALE_SECONDS
+#: Seconds between a claim's heartbeats, at most: a quarter of GRADING_STALE_SECONDS when
+#: that is shorter (`beat_every`), so that a live grader never looks silent to the reaper.
+HEARTBEAT_EVERY = 30.0
+
+
+def beat_every() -> float:
+    """How often a claim's heartbeat is written: four beats at least within the stale time."""
+    return min(HEARTBEAT_EVERY, settings.GRADING_STALE_SECONDS / 4)
 
 
 class ClaimLost(Exception):
@@ -62,17 +70,18 @@ class Claim:
 
 @contextlib.contextmanager
 def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
-    """While the block runs, touch `claim` every HEARTBEAT_EVERY seconds (setting `lost`
+    """While the block runs, touch `claim` every `beat_every()` seconds (setting `lost`
     once it is gone), from a thread named `name`.
 
     A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
     few judgments a second) can outlast the staleness limit.
     """
     stop = threading.Event()
+    interval = beat_every()
 
     def beat() -> None:
         try:
-            while not stop.wait(HEARTBEAT_EVERY):
+            while not stop.wait(interval):
                 if not claim.touch():
                     claim.lost.set()
         finally:

@@ -208,6 +208,10 @@ class GradingChunk(models.Model):
     heartbeat = models.DateTimeField(null=True, blank=True)
     # The worker that graded it (its Celery hostname), for the operators.
     graded_by = models.CharField(max_length=200, blank=True)
+    # How many times the reaper (grading.reaper) re-queued this chunk after its worker went
+    # silent; past GRADING_MAX_REQUEUES the chunk and its run are FAILED with the reason.
+    # A new round of grading makes new chunks, so a person asking again starts at 0.
+    requeues = models.PositiveSmallIntegerField(default=0)
     entailment_calls = models.PositiveIntegerField(default=0)
     answer_calls = models.PositiveIntegerField(default=0)
     needs_review = models.PositiveIntegerField(default=0)
@@ -221,6 +225,31 @@ class GradingChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.number} of run {self.run_id} ({self.status})"
+
+
+class WorkerHeartbeat(models.Model):
+    """A Celery worker's last sign of life, for the organisers' stall list and the reaper.
+
+    Each worker's main process writes its row every WORKER_HEARTBEAT_SECONDS (config/celery.py):
+    one UPDATE of one row, whatever the worker does. A worker that stopped cleanly says so
+    (`stopped_at`); one that died just goes quiet. The reaper forgets rows silent for a week.
+    """
+
+    hostname = models.CharField(max_length=200, unique=True)
+    queues = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    started_at = models.DateTimeField()
+    last_beat = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["hostname"]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} (last beat {self.last_beat:%Y-%m-%d %H:%M:%S})"
+
+    @property
+    def queue_names(self) -> list[str]:
+        return [name for name in self.queues.split(",") if name]
 
 
 class JudgeValidation(models.Model):

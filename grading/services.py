@@ -348,9 +348,14 @@ def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
     campaign is QUEUED or GRADING (`run_grading`). A run being graded is marked too: the
     grader's finish then records nothing (its claim is no longer GRADING) and the new
     task grades it again, seeing whatever was asked for meanwhile (a judgment edit).
+
+    A person asking starts the reaper's count again (`grading_requeues`), and the
+    heartbeat of a QUEUED run says when it was queued: the reaper sends a run's task
+    again only once it has waited GRADING_STALE_SECONDS with idle workers (grading.reaper).
     """
     return (Run.objects.filter(pk__in=run_ids, track__kind__in=GRADED_TRACK_KINDS).current()
-            .accepted().update(status=RunStatus.QUEUED))
+            .accepted().update(status=RunStatus.QUEUED, grading_requeues=0,
+                               grading_heartbeat=timezone.now()))
 
 
 def run_claim_for_grading(*, run_id: int, token: str) -> bool:
@@ -590,12 +595,14 @@ def _split_if_large(*, run: Run, token: str, size: int, queue: str | None) -> li
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
     """The runs to grade (AC, ranking and response; PR runs are never graded): new,
     queued and failed ones (a queued run whose task was lost included), those whose
-    grader died (no heartbeat for GRADING_STALE_SECONDS), and graded ones when asked."""
+    grader died (no heartbeat for GRADING_STALE_SECONDS), and graded ones when asked.
+    Withdrawn runs are left out: no leaderboard reads their grades (an organiser's
+    re-run of one grades it all the same)."""
     statuses = RunStatus.AWAITING_GRADING | (RunStatus.JUDGED if include_graded else frozenset())
     stale = timezone.now() - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     return list(
         Run.objects.filter(track__campaign=campaign, track__kind__in=GRADED_TRACK_KINDS)
-        .current()
+        .current().not_withdrawn()
         .filter(Q(status__in=statuses) | Q(status=RunStatus.GRADING, grading_heartbeat__lt=stale))
         .order_by("pk").values_list("pk", flat=True)
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from typing import Any
@@ -14,6 +15,7 @@ from campaign.models import Campaign
 from config.queueing import queue_on_commit
 from grading.chunks import chunk_claim, chunk_grading
 from grading.judge import JudgeUnavailable
+from grading.reaper import grading_reap
 from grading.rubric_services import RubricGradeReport
 from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
 from grading.setup import judge_named, official_judge, official_model_name
@@ -159,6 +161,27 @@ def enqueue_grading(run_ids: list[int]) -> list[str]:
         queue_on_commit(grade_run.apply_async, args=(run_id,), task_id=task_id, work=work,
                         retry=RUNS_STAY_QUEUED)
     return task_ids
+
+
+def send_run_grading(run_id: int) -> str:
+    """Send a grading task for a run already QUEUED (the reaper's re-queue: unlike
+    `enqueue_grading`, the run's re-queue count stands) once the transaction commits;
+    its task id."""
+    task_id = str(uuid.uuid4())
+    queue_on_commit(grade_run.apply_async, args=(run_id,), task_id=task_id,
+                    work="the grading of a run whose worker went silent",
+                    retry=RUNS_STAY_QUEUED)
+    return task_id
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def reap_stalled_grading() -> dict[str, list[Any]]:
+    """Re-queue or fail grading that went silent (grading.reaper); sent by `celery beat`
+    every GRADING_REAP_EVERY seconds, on the default queue (never behind grading)."""
+    report = grading_reap()
+    for problem in report.not_sent:
+        logger.error("reaper: not sent: %s", problem)
+    return dataclasses.asdict(report)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

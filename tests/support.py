@@ -73,7 +73,11 @@ def share_pr_runs(personas: Personas) -> None:
     campaign.save()
 
 
-def start_worker(env: dict[str, str], *, queues: str = "celery",
+#: The queues a worker of the service consumes (CELERY_TASK_ROUTES in config/settings.py).
+ALL_QUEUES = "celery,grading,scoring"
+
+
+def start_worker(env: dict[str, str], *, queues: str = ALL_QUEUES,
                  name: str = "pytest") -> subprocess.Popen[bytes]:
     """A real Celery worker process consuming `queues` with `env`."""
     return subprocess.Popen(

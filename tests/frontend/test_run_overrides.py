@@ -147,6 +147,11 @@ def test_an_organiser_grants_extra_runs_on_the_quota_page(
     assert QuotaGrant.objects.count() == 1
 
 
+def test_the_dashboard_links_to_the_quota_page(personas: Personas) -> None:
+    page = signed_in(personas, "organiser").get("/campaigns/toy/dashboard/").content.decode()
+    assert '<a href="/campaigns/toy/quota/" id="quota-link">' in page
+
+
 # --- the API -----------------------------------------------------------------------------
 def test_an_organiser_reruns_a_failed_run_through_the_api(
     personas: Personas, toy_ac_run: Run,

@@ -212,7 +212,7 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
         env = {**worker_env, "GRADER_BASE_URL": server.base_url, "GRADING_CHUNK_NUGGETS": "3"}
         queue = f"pair-{os.getpid()}"
         for name in ("first", "second"):
-            stop_later.append(start_worker(env, queues=f"{queue},celery", name=name))
+            stop_later.append(start_worker(env, queues=f"{queue},celery,scoring", name=name))
         planned: dict[str, Any] = grade_run.apply_async(args=(run_id,), queue=queue).get(
             timeout=PATIENCE)
         results: list[dict[str, Any]] = [AsyncResult(task).get(timeout=PATIENCE)

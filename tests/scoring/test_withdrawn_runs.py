@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from grading.services import campaign_grading_queue
 from scoring.models import RunScore
 from scoring.selectors import campaign_qrels
 from scoring.services import campaign_score
@@ -51,3 +52,15 @@ def test_a_withdrawn_pr_run_leaves_the_pr_leaderboard(
     run_action_record(run=pr_run, action=RunActionKind.WITHDRAW, user=personas.organiser,
                       reason="Duplicate of KYOTO-PO-1.")
     assert scored_runs(graded_toy_run)["pr"] == {"WASEDA-PO-1"}
+
+
+def test_grading_the_pending_runs_passes_over_a_withdrawn_run(
+    graded_toy_run: Run, personas: Personas
+) -> None:
+    campaign = graded_toy_run.track.campaign
+    assert campaign_grading_queue(campaign=campaign, include_graded=True) == [graded_toy_run.pk]
+
+    run_action_record(run=graded_toy_run, action=RunActionKind.WITHDRAW,
+                      user=personas.organiser, reason="Broke the rules.")
+
+    assert campaign_grading_queue(campaign=campaign, include_graded=True) == []
