@@ -3,7 +3,16 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import organiser, results, rubric, run_overrides, sign_in, validation, views
+from frontend import (
+    archive_views,
+    organiser,
+    results,
+    rubric,
+    run_overrides,
+    sign_in,
+    validation,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -60,4 +69,14 @@ urlpatterns += [
 urlpatterns += [
     path("campaigns/<slug:slug>/dashboard/stalls/", organiser.grading_stalls,
          name="grading-stalls"),
+]
+
+# The results archive (issue 17, part 4): organisers' full one, a team's public part.
+urlpatterns += [
+    path("campaigns/<slug:slug>/dashboard/archive/", archive_views.archive_page,
+         name="archive"),
+    path("campaigns/<slug:slug>/dashboard/archive/full.zip", archive_views.archive_full,
+         name="archive-full"),
+    path("campaigns/<slug:slug>/team/archive.zip", archive_views.archive_public,
+         name="archive-public"),
 ]

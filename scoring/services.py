@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,13 +16,10 @@ from django.utils import timezone
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Track, TrackKind
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
-from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
-from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
 from scoring.measures.rubric import pooled_cover, score_rubric_run
-from scoring.measures.stats import BOOTSTRAP_RESAMPLES
-from scoring.measures.track_stats import question_matrix, track_statistics
 from scoring.models import Evaluation, PublishOverride, RunScore
+from scoring.recompute import add_extra_measures, snapshot_statistics
 from scoring.rubric_selectors import rubric_judges, rubric_track
 from scoring.selectors import (
     PublishProblem,
@@ -33,8 +29,6 @@ from scoring.selectors import (
     judgment_edit_count,
 )
 from submissions.models import PassageRecord, Run, RunStatus
-
-INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
 
 
 def _judge_summary(runs: Sequence[Run]) -> tuple[str, int]:
@@ -54,55 +48,6 @@ def _judge_summary(runs: Sequence[Run]) -> tuple[str, int]:
 def _fingerprint(payload: Any) -> str:
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _statistics(kind: str, run_names: list[str], qids: list[str],
-                per_question: Sequence[Mapping[str, Mapping[str, float]]]) -> Statistics:
-    """The snapshot's statistics over the topic-by-run matrices (questions `qids`, runs
-    in `run_names` order with their per-question scores): a 95% interval per run for
-    each interval measure, and the randomised Tukey HSD and two-way ANOVA of the
-    track's statistics measure. A question a run has no score for counts 0."""
-    main = STATISTICS_ON[kind]
-    statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
-    if not run_names or not qids:
-        return statistics
-    keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
-    matrices = {key: question_matrix([scores.get(key, {}) for scores in per_question], qids)
-                for key in keys}
-    computed = track_statistics(matrices, main=main, run_names=run_names,
-                                n_permutations=HSD_PERMUTATIONS, seed=HSD_SEED)
-    for key, cis in computed.intervals.items():
-        statistics.intervals[key] = {name: Interval(ci.mean, ci.lower, ci.upper)
-                                     for name, ci in zip(run_names, cis, strict=True)}
-    if computed.intervals:
-        statistics.ci.update(statistics.intervals[main])
-    hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value)
-           for p in computed.hsd.pairs()] if computed.hsd else []
-    anova = None
-    if computed.anova is not None:
-        f_system: float | None = computed.anova.f_system
-        p_system: float | None = computed.anova.p_system
-        if f_system is not None and not math.isfinite(f_system):
-            # A zero residual (every run's scores a constant apart): F is +inf, which
-            # JSON cannot hold (SQLite's and PostgreSQL's JSON refuse it), and there is
-            # no F test to report.
-            f_system = p_system = None
-        anova = Anova(computed.anova.residual_variance, f_system, p_system)
-    return replace(statistics, hsd=hsd, anova=anova,
-                   hsd_permutations=HSD_PERMUTATIONS if computed.hsd else None)
-
-
-def _with_extra_measures(kind: str, aggregates: dict[str, float],
-                         per_question: dict[str, dict[str, float]], **inputs: Any) -> None:
-    """Add every catalogue measure of `kind` that brings its own function (the built-in
-    ones come from score_ac_track / score_pr_track)."""
-    for measure in measures_of(kind, leaderboard=False):
-        if measure.compute is not None:
-            scores = measure.compute(**inputs)
-            if measure.leaderboard:
-                aggregates[measure.key] = scores.mean
-            if measure.per_question:
-                per_question[measure.key] = dict(scores.per_question)
 
 
 def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer], int]:
@@ -139,15 +84,16 @@ def track_score_ac(*, track: Track, qids: list[str],
     for run in runs:
         scores = scores_of[run.pk]
         aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-        _with_extra_measures(TrackKind.AC, aggregates, per_question, qids=qids,
-                             answers=answers_of[run.pk])
+        add_extra_measures(TrackKind.AC, aggregates, per_question, qids=qids,
+                           answers=answers_of[run.pk])
         rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
                              per_question=per_question,
                              incomplete_questions=incomplete_of[run.pk]))
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     names = [run.name for run in runs]
-    evaluation.statistics = _statistics(TrackKind.AC, names, qids, per_question_of).as_json()
+    evaluation.statistics = snapshot_statistics(TrackKind.AC, names, qids,
+                                                per_question_of).as_json()
     evaluation.needs_review = sum(incomplete_of.values())
     evaluation.fingerprint = _fingerprint({
         run.name: {qid: [a.correct, a.confidence, list(a.marks)]
@@ -189,15 +135,15 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
         if qrels:
             scores = scores_of[run.pk]
             aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-            _with_extra_measures(TrackKind.PR, aggregates, per_question, qrels=qrels,
-                                 rankings=rankings_of[run.pk])
+            add_extra_measures(TrackKind.PR, aggregates, per_question, qrels=qrels,
+                               rankings=rankings_of[run.pk])
         rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
                              per_question=per_question))
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     names = [run.name for run in runs]
-    evaluation.statistics = _statistics(TrackKind.PR, names, sorted(qrels),
-                                        per_question_of).as_json()
+    evaluation.statistics = snapshot_statistics(TrackKind.PR, names, sorted(qrels),
+                                                per_question_of).as_json()
     evaluation.fingerprint = _fingerprint({"qrels": qrels, "runs": names})
     evaluation.save()
     return evaluation
@@ -231,16 +177,16 @@ def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
                                   qrels=qrels, pooled=pooled, min_grade=track.min_grade,
                                   cover_k=data.cover_k)
         aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-        _with_extra_measures(track.kind, aggregates, per_question, rankings=rankings,
-                             grades=data.grades, items=data.items, qrels=qrels,
-                             min_grade=track.min_grade, cover_k=data.cover_k)
+        add_extra_measures(track.kind, aggregates, per_question, rankings=rankings,
+                           grades=data.grades, items=data.items, qrels=qrels,
+                           min_grade=track.min_grade, cover_k=data.cover_k)
         rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
                              per_question=per_question))
         names.append(run.name)
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
-    evaluation.statistics = _statistics(track.kind, names, data.qids,
-                                        per_question_of).as_json()
+    evaluation.statistics = snapshot_statistics(track.kind, names, data.qids,
+                                                per_question_of).as_json()
     evaluation.fingerprint = _fingerprint({"grades": data.grades, "items": data.items,
                                            "params": data.params(), "runs": names})
     evaluation.save()

@@ -1,0 +1,110 @@
+"""The pure steps of taking a snapshot above the measures themselves: a snapshot's
+statistics, the catalogue's extra measures, and an AC answer block's marks.
+
+Shared by `scoring.services` (reading the database) and `scoring.replay` (reading a
+results archive, scoring/archive.py), so that a replayed number comes from the very code
+that published it. Nothing here imports Django (the import-linter contract on
+scoring.replay holds it, since the replay imports this module).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
+from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
+from scoring.measures.stats import BOOTSTRAP_RESAMPLES
+from scoring.measures.track_stats import question_matrix, track_statistics
+from submissions.formats.marked_ac_run import BOGUS, NONRELEVANT, RELEVANT, Mark
+
+INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
+
+
+def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
+                        per_question: Sequence[Mapping[str, Mapping[str, float]]], *,
+                        n_permutations: int = HSD_PERMUTATIONS,
+                        seed: int = HSD_SEED) -> Statistics:
+    """The snapshot's statistics over the topic-by-run matrices (questions `qids`, runs
+    in `run_names` order with their per-question scores): a 95% interval per run for
+    each interval measure, and the randomised Tukey HSD and two-way ANOVA of the
+    track's statistics measure. A question a run has no score for counts 0.
+
+    `n_permutations` (B) and `seed` are the catalogue's; a replay passes the ones its
+    archive recorded, so the randomised p-values and the bootstrap come out the same."""
+    main = STATISTICS_ON[kind]
+    statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
+    if not run_names or not qids:
+        return statistics
+    keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
+    matrices = {key: question_matrix([scores.get(key, {}) for scores in per_question], qids)
+                for key in keys}
+    computed = track_statistics(matrices, main=main, run_names=run_names,
+                                n_permutations=n_permutations, seed=seed)
+    for key, cis in computed.intervals.items():
+        statistics.intervals[key] = {name: Interval(ci.mean, ci.lower, ci.upper)
+                                     for name, ci in zip(run_names, cis, strict=True)}
+    if computed.intervals:
+        statistics.ci.update(statistics.intervals[main])
+    hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value)
+           for p in computed.hsd.pairs()] if computed.hsd else []
+    anova = None
+    if computed.anova is not None:
+        f_system: float | None = computed.anova.f_system
+        p_system: float | None = computed.anova.p_system
+        if f_system is not None and not math.isfinite(f_system):
+            # A zero residual (every run's scores a constant apart): F is +inf, which
+            # JSON cannot hold (SQLite's and PostgreSQL's JSON refuse it), and there is
+            # no F test to report.
+            f_system = p_system = None
+        anova = Anova(computed.anova.residual_variance, f_system, p_system)
+    return replace(statistics, hsd=hsd, anova=anova,
+                   hsd_permutations=n_permutations if computed.hsd else None)
+
+
+def add_extra_measures(kind: str, aggregates: dict[str, float],
+                       per_question: dict[str, dict[str, float]], **inputs: Any) -> None:
+    """Add every catalogue measure of `kind` that brings its own function (the built-in
+    ones come from score_ac_track / score_pr_track / score_rubric_run)."""
+    for measure in measures_of(kind, leaderboard=False):
+        if measure.compute is not None:
+            scores = measure.compute(**inputs)
+            if measure.leaderboard:
+                aggregates[measure.key] = scores.mean
+            if measure.per_question:
+                per_question[measure.key] = dict(scores.per_question)
+
+
+@dataclass(frozen=True)
+class BlockMarks:
+    """One answer block's marks in NuggetNum order, its verdict, and whether every
+    judgment behind it has a label (an incomplete block counts as unanswered)."""
+
+    marks: tuple[Mark, ...]
+    correct: bool | None
+    complete: bool
+
+
+def block_marks(*, nugget_nums: Iterable[int], entailed: Mapping[int, bool | None],
+                verdict: Mapping[str, Any] | None) -> BlockMarks:
+    """The marks of one answer block (DESIGN.md section 4), as `grading.selectors.
+    marked_run` gives them from the database: B when the nugget's passage does not
+    entail it, R when entailed and named relevant by an answer judged correct, N
+    otherwise. `entailed`: NuggetNum -> the entailment label (None: no label yet);
+    `verdict`: the answer judgment's label, None when there is none."""
+    correct = None if verdict is None else bool(verdict["correct"])
+    relevant = set(verdict.get("relevant", [])) if verdict is not None and correct else set()
+    complete = verdict is not None
+    marks: list[Mark] = []
+    for number in nugget_nums:
+        state = entailed.get(number)
+        if state is False:
+            marks.append(BOGUS)
+        elif state is True:
+            marks.append(RELEVANT if number in relevant else NONRELEVANT)
+        else:
+            complete = False
+            marks.append(NONRELEVANT)  # a placeholder: the block is incomplete
+    return BlockMarks(marks=tuple(marks), correct=correct, complete=complete)
