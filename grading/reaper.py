@@ -124,16 +124,12 @@ def _reap_silent_runs(limits: _Limits, report: ReapReport) -> None:
     for run_id, token, heartbeat, requeues in silent:
         seen = Run.objects.filter(pk=run_id, status=RunStatus.GRADING, grading_token=token,
                                   grading_heartbeat=heartbeat)
-        if requeues >= limits.max_requeues:
-            reason = WORKER_SILENT.format(times=requeues + 1, requeues=requeues,
-                                          heartbeat=_when(heartbeat), stale=limits.stale_seconds)
-            if _fail(seen, reason=reason, now=limits.now):
-                report.failed_runs.append(run_id)
-                logger.error("run %s FAILED: %s", run_id, reason)
-        elif _requeue_run(seen, run_id=run_id, now=limits.now, report=report):
-            report.requeued_runs.append(run_id)
-            logger.warning("run %s re-queued: no heartbeat since %s (re-queue %s of %s)",
-                           run_id, _when(heartbeat), requeues + 1, limits.max_requeues)
+        _settle_run(seen, run_id=run_id, requeues=requeues, limits=limits, report=report,
+                    into=report.requeued_runs,
+                    reason=WORKER_SILENT.format(times=requeues + 1, requeues=requeues,
+                                                heartbeat=_when(heartbeat),
+                                                stale=limits.stale_seconds),
+                    news=f"re-queued: no heartbeat since {_when(heartbeat)}")
 
 
 def _resend_lost_runs(limits: _Limits, report: ReapReport) -> None:
@@ -149,17 +145,27 @@ def _resend_lost_runs(limits: _Limits, report: ReapReport) -> None:
             continue  # QUEUED on purpose until the judge passes its validation
         seen = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED,
                                   grading_heartbeat=queued_at)
-        if requeues >= limits.max_requeues:
-            reason = TASK_LOST.format(times=requeues + 1, requeues=requeues,
-                                      heartbeat=_when(queued_at), stale=limits.stale_seconds)
-            if _fail(seen, reason=reason, now=limits.now):
-                report.failed_runs.append(run_id)
-                logger.error("run %s FAILED: %s", run_id, reason)
-        elif _requeue_run(seen, run_id=run_id, now=limits.now, report=report):
-            report.resent_runs.append(run_id)
-            logger.warning("run %s queued since %s with idle workers: its task was sent "
-                           "again (%s of %s)", run_id, _when(queued_at), requeues + 1,
-                           limits.max_requeues)
+        _settle_run(seen, run_id=run_id, requeues=requeues, limits=limits, report=report,
+                    into=report.resent_runs,
+                    reason=TASK_LOST.format(times=requeues + 1, requeues=requeues,
+                                            heartbeat=_when(queued_at),
+                                            stale=limits.stale_seconds),
+                    news=f"queued since {_when(queued_at)} with idle workers: its task "
+                         "was sent again")
+
+
+def _settle_run(seen: QuerySet[Run], *, run_id: int, requeues: int, limits: _Limits,
+                report: ReapReport, into: list[int], reason: str, news: str) -> None:
+    """FAILED with `reason` once re-queued GRADING_MAX_REQUEUES times, else QUEUED again
+    (its id added to `into`, the log saying `news`); nothing if `seen` no longer holds."""
+    if requeues >= limits.max_requeues:
+        if _fail(seen, reason=reason, now=limits.now):
+            report.failed_runs.append(run_id)
+            logger.error("run %s FAILED: %s", run_id, reason)
+    elif _requeue_run(seen, run_id=run_id, now=limits.now, report=report):
+        into.append(run_id)
+        logger.warning("run %s %s (%s of %s)", run_id, news, requeues + 1,
+                       limits.max_requeues)
 
 
 def _grading_refused(campaign_id: int) -> bool:

@@ -179,18 +179,24 @@ class RunActionKind(models.TextChoices):
     REFUND = "refund", "Failure refunded (does not count against the quota)"
 
 
-class RunAction(models.Model):
-    """One organiser's action on a run, with who, when and why: the run's team sees it."""
+class OrganiserAction(models.Model):
+    """Who did it, when and why: the audit line every organisers' override keeps."""
 
-    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="actions")
-    action = models.CharField(max_length=8, choices=RunActionKind.choices)
     reason = models.TextField()
     by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
                            related_name="+")
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        abstract = True
         ordering = ["at", "pk"]
+
+
+class RunAction(OrganiserAction):
+    """One organiser's action on a run, with who, when and why: the run's team sees it."""
+
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="actions")
+    action = models.CharField(max_length=8, choices=RunActionKind.choices)
 
     def __str__(self) -> str:
         return f"{self.run.name}: {self.action}"
@@ -200,7 +206,7 @@ class RunAction(models.Model):
 MAX_GRANT = 100
 
 
-class QuotaGrant(models.Model):
+class QuotaGrant(OrganiserAction):
     """Extra runs an organiser gave a team in a track, with who, when and why.
 
     A team's limit in a track is the track's `max_runs_per_team` plus all its grants
@@ -211,13 +217,6 @@ class QuotaGrant(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="quota_grants")
     extra_runs = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(MAX_GRANT)])
-    reason = models.TextField()
-    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
-                           related_name="+")
-    at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["at", "pk"]
 
     def __str__(self) -> str:
         return f"{self.team.name} +{self.extra_runs} in {self.track.slug}"

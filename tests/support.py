@@ -88,6 +88,17 @@ def start_worker(env: dict[str, str], *, queues: str = ALL_QUEUES,
     )
 
 
+def upload_toy_ac_run(personas: Personas, upload: Upload) -> int:
+    """The toy campaign's AC run WASEDA-AC-1 uploaded through the API, after the PR runs
+    it cites (shared at the PR deadline); its id."""
+    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
+    share_pr_runs(personas)
+    response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
+    assert response.status_code == 201, response.json()
+    return int(response.json()["id"])
+
+
 def signed_in(personas: Personas, who: str) -> Client:
     """A page client with the persona signed in (a session, as a browser has)."""
     client = Client()

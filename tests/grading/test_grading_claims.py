@@ -10,7 +10,6 @@ import select
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -45,7 +44,7 @@ from tests.grading.scripted_server import (
     ScriptedServer,
     Step,
 )
-from tests.support import REPO, Personas, Upload, example, share_pr_runs, start_worker
+from tests.support import REPO, Personas, Upload, start_worker, upload_toy_ac_run
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -56,28 +55,8 @@ PATIENCE = 120.0
 TOY_MARKS = "RRBNBRRN"
 
 
-def toy_run(personas: Personas, upload: Upload) -> int:
-    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
-    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
-    share_pr_runs(personas)
-    response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
-    assert response.status_code == 201, response.json()
-    return int(response.json()["id"])
-
-
 def marks(run: Run) -> str:
     return "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
-
-
-@pytest.fixture
-def stop_later() -> Iterator[list[subprocess.Popen[Any]]]:
-    """Processes a test started, ended (by their own id) when it ends."""
-    started: list[subprocess.Popen[Any]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=30)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -102,7 +81,7 @@ def test_a_grader_whose_run_was_taken_over_stops_without_linking_or_finishing(
     personas: Personas, upload: Upload, worker_env: dict[str, str],
     stop_later: list[subprocess.Popen[Any]],
 ) -> None:
-    run_id = toy_run(personas, upload)
+    run_id = upload_toy_ac_run(personas, upload)
     example = judge_from_marked_example()
     judge = HeldEntailments(entailed=example.entailed, correct=example.correct,
                             relevant=example.relevant)
@@ -145,7 +124,7 @@ def test_two_processes_linking_the_same_nuggets_at_once_both_succeed(
     session_judge: ScriptedServer, stop_later: list[subprocess.Popen[Any]],
 ) -> None:
     session_judge.judge.__dict__.update(judge_from_marked_example().__dict__)
-    run = Run.objects.get(pk=toy_run(personas, upload))
+    run = Run.objects.get(pk=upload_toy_ac_run(personas, upload))
     run_grade(run=run, judge=make_judge(session_judge))
     links = dict(NuggetEntailment.objects.values_list("nugget_id", "judgment_id"))
     NuggetEntailment.objects.all().delete()
@@ -200,7 +179,7 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
     personas: Personas, upload: Upload, worker_env: dict[str, str],
     stop_later: list[subprocess.Popen[Any]],
 ) -> None:
-    run_id = toy_run(personas, upload)
+    run_id = upload_toy_ac_run(personas, upload)
     example = judge_from_marked_example()
     gate = ChunkGate(entailed=example.entailed, correct=example.correct,
                      relevant=example.relevant)

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import judge_from_marked_example
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
-from tests.support import REPO, Personas, Upload, example, share_pr_runs, signed_in, start_worker
+from tests.support import REPO, Personas, Upload, signed_in, start_worker, upload_toy_ac_run
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -57,26 +57,6 @@ def start_beat(env: dict[str, str], folder: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel=WARNING",
          "--schedule", str(folder / "beat-schedule")], cwd=REPO, env=env)
-
-
-@pytest.fixture
-def stop_later() -> Iterator[list[subprocess.Popen[Any]]]:
-    """Processes a test started, ended (by their own id) when it ends."""
-    started: list[subprocess.Popen[Any]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=30)
-
-
-def toy_run(personas: Personas, upload: Upload) -> int:
-    upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
-    upload("participant_b", "KYOTO-PG-1", example("KYOTO-PG-1"))
-    share_pr_runs(personas)
-    response = upload("participant_a", "WASEDA-AC-1", example("WASEDA-AC-1"))
-    assert response.status_code == 201, response.json()
-    return int(response.json()["id"])
 
 
 def held_judge() -> ScriptedJudge:
@@ -108,7 +88,7 @@ def test_beat_re_queues_a_run_whose_worker_died_and_a_live_worker_grades_it_unas
     personas: Personas, upload: Upload, worker_env: dict[str, str], tmp_path: Path,
     stop_later: list[subprocess.Popen[Any]],
 ) -> None:
-    run_id = toy_run(personas, upload)
+    run_id = upload_toy_ac_run(personas, upload)
     judge = held_judge()
     with ScriptedServer(judge) as server:
         # Silence is 10 s here: the live worker's grading must never look silent.
@@ -151,7 +131,7 @@ def test_beat_fails_a_run_whose_workers_keep_dying_and_says_why(
     personas: Personas, upload: Upload, worker_env: dict[str, str], tmp_path: Path,
     stop_later: list[subprocess.Popen[Any]],
 ) -> None:
-    run_id = toy_run(personas, upload)
+    run_id = upload_toy_ac_run(personas, upload)
     judge = held_judge()  # never released: every grading worker dies waiting for it
     with ScriptedServer(judge) as server:
         env = processes_env(worker_env, server, stale=4)
