@@ -99,6 +99,15 @@ def upload_toy_ac_run(personas: Personas, upload: Upload) -> int:
     return int(response.json()["id"])
 
 
+def forget_other_workers() -> None:
+    """Forget the heartbeats of the workers other tests started (a real worker writes its
+    own to the test database): a test of the reaper or the stall list sees the workers it
+    records, and none else. Done in the test's transaction, so undone with it."""
+    from grading.models import WorkerHeartbeat
+
+    WorkerHeartbeat.objects.all().delete()
+
+
 def signed_in(personas: Personas, who: str) -> Client:
     """A page client with the persona signed in (a session, as a browser has)."""
     client = Client()

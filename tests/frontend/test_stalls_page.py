@@ -14,7 +14,7 @@ from grading.models import WorkerHeartbeat
 from grading.services import run_claim_for_grading, runs_mark_queued
 from grading.workers import worker_heartbeat_record
 from submissions.models import Run, RunStatus
-from tests.support import Personas, signed_in
+from tests.support import Personas, forget_other_workers, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +30,11 @@ def test_anonymous_visitors_are_sent_to_sign_in(personas: Personas) -> None:
     response = Client().get(PAGE)
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.fixture(autouse=True)
+def only_these_workers(db: None) -> None:
+    forget_other_workers()
 
 
 def rows(page: str, table: str) -> list[str]:

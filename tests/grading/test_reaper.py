@@ -27,7 +27,7 @@ from grading.services import (
 from grading.tasks import grade_chunk, grade_run
 from grading.workers import worker_heartbeat_record, worker_heartbeat_stopped
 from submissions.models import Run, RunStatus
-from tests.support import Personas, signed_in
+from tests.support import Personas, forget_other_workers, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -37,9 +37,10 @@ LONG_AGO = timedelta(hours=1)
 
 
 @pytest.fixture(autouse=True)
-def limits(settings: SettingsWrapper) -> None:
+def limits(settings: SettingsWrapper, db: None) -> None:
     settings.GRADING_STALE_SECONDS = 600
     settings.GRADING_MAX_REQUEUES = 3
+    forget_other_workers()
 
 
 def sent(callbacks: list[Any], task: Any) -> list[tuple[Any, ...]]:
