@@ -213,18 +213,9 @@ def _reap_silent_chunks(limits: _Limits, report: ReapReport) -> None:
     for chunk in silent:
         seen = GradingChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.GRADING,
                                            token=chunk.token, heartbeat=chunk.heartbeat)
-        if chunk.requeues >= limits.max_requeues:
-            reason = WORKER_SILENT.format(times=chunk.requeues + 1, requeues=chunk.requeues,
-                                          heartbeat=_when(chunk.heartbeat),
-                                          stale=limits.stale_seconds)
-            if _fail_chunk(seen, chunk=chunk, reason=reason, now=limits.now):
-                report.failed_chunks.append(chunk.pk)
-                report.failed_runs.append(chunk.run_id)
-        elif _requeue_chunk(seen, chunk_id=chunk.pk, now=limits.now, report=report):
-            report.requeued_chunks.append(chunk.pk)
-            logger.warning("chunk %s of run %s re-queued: no heartbeat since %s (%s of %s)",
-                           chunk.pk, chunk.run_id, _when(chunk.heartbeat),
-                           chunk.requeues + 1, limits.max_requeues)
+        _settle_chunk(seen, chunk=chunk, limits=limits, report=report,
+                      into=report.requeued_chunks, reason=WORKER_SILENT,
+                      news=f"re-queued: no heartbeat since {_when(chunk.heartbeat)}")
 
 
 def _resend_lost_chunks(limits: _Limits, report: ReapReport) -> None:
@@ -234,17 +225,27 @@ def _resend_lost_chunks(limits: _Limits, report: ReapReport) -> None:
     for chunk in lost:
         seen = GradingChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.QUEUED,
                                            heartbeat=chunk.heartbeat)
-        if chunk.requeues >= limits.max_requeues:
-            reason = TASK_LOST.format(times=chunk.requeues + 1, requeues=chunk.requeues,
-                                      heartbeat=_when(chunk.heartbeat),
-                                      stale=limits.stale_seconds)
-            if _fail_chunk(seen, chunk=chunk, reason=reason, now=limits.now):
-                report.failed_chunks.append(chunk.pk)
-                report.failed_runs.append(chunk.run_id)
-        elif _requeue_chunk(seen, chunk_id=chunk.pk, now=limits.now, report=report):
-            report.resent_chunks.append(chunk.pk)
-            logger.warning("chunk %s of run %s queued since %s with idle workers: its task "
-                           "was sent again", chunk.pk, chunk.run_id, _when(chunk.heartbeat))
+        _settle_chunk(seen, chunk=chunk, limits=limits, report=report,
+                      into=report.resent_chunks, reason=TASK_LOST,
+                      news=f"queued since {_when(chunk.heartbeat)} with idle workers: its "
+                           "task was sent again")
+
+
+def _settle_chunk(seen: QuerySet[GradingChunk], *, chunk: GradingChunk, limits: _Limits,
+                  report: ReapReport, into: list[int], reason: str, news: str) -> None:
+    """FAILED, with its run, once re-queued GRADING_MAX_REQUEUES times (`reason`, a
+    template of the reaper's, filled in), else QUEUED again (its id added to `into`, the
+    log saying `news`); nothing if `seen` no longer holds."""
+    if chunk.requeues >= limits.max_requeues:
+        filled = reason.format(times=chunk.requeues + 1, requeues=chunk.requeues,
+                               heartbeat=_when(chunk.heartbeat), stale=limits.stale_seconds)
+        if _fail_chunk(seen, chunk=chunk, reason=filled, now=limits.now):
+            report.failed_chunks.append(chunk.pk)
+            report.failed_runs.append(chunk.run_id)
+    elif _requeue_chunk(seen, chunk_id=chunk.pk, now=limits.now, report=report):
+        into.append(chunk.pk)
+        logger.warning("chunk %s of run %s %s (%s of %s)", chunk.pk, chunk.run_id, news,
+                       chunk.requeues + 1, limits.max_requeues)
 
 
 def _requeue_chunk(seen: QuerySet[GradingChunk], *, chunk_id: int, now: datetime,

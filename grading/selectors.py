@@ -35,14 +35,7 @@ from grading.review import doubt_filter, is_doubtful
 from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
-from submissions.formats.marked_ac_run import (
-    BOGUS,
-    NONRELEVANT,
-    RELEVANT,
-    Mark,
-    MarkedAnswerRecord,
-    MarkedNugget,
-)
+from submissions.formats.marked_ac_run import MarkedAnswerRecord, MarkedNugget, block_marks
 from submissions.models import AnswerRecord, NuggetRecord, Run
 
 
@@ -61,8 +54,7 @@ class JudgedAnswerBlock:
 def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswerBlock]:
     """The marked AC run (DESIGN.md section 4) with each answer's verdict.
 
-    A nugget is B when its passage does not entail it, R when entailed and named
-    relevant by an answer judged correct, N otherwise. Edited labels win.
+    Each block is marked by `block_marks` (B, R or N per nugget). Edited labels win.
     """
     entailed: dict[int, bool | None] = {}
     for link in NuggetEntailment.objects.filter(nugget__run=run, slot=slot).select_related(
@@ -80,28 +72,19 @@ def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswer
     for nugget in NuggetRecord.objects.filter(run=run).order_by("nugget_num"):
         nuggets_of.setdefault(nugget.answer_id, []).append(nugget)
     for answer in AnswerRecord.objects.filter(run=run).order_by("qid"):
-        verdict = verdicts.get(answer.pk)
-        correct = None if verdict is None else bool(verdict["correct"])
-        relevant = set(verdict.get("relevant", [])) if verdict and correct else set()  # type: ignore[call-overload]
-        marked: list[MarkedNugget] = []
-        complete = verdict is not None
-        for nugget in nuggets_of.get(answer.pk, []):
-            state = entailed.get(nugget.pk)
-            mark: Mark
-            if state is False:
-                mark = BOGUS
-            elif state is True:
-                mark = RELEVANT if nugget.nugget_num in relevant else NONRELEVANT
-            else:
-                complete = False
-                mark = NONRELEVANT  # placeholder; the block is flagged incomplete
-            line = NuggetLine(answer.qid, nugget.nugget_num,
-                              PassageKey(nugget.pr_run_name, nugget.passage_rank), nugget.text)
-            marked.append(MarkedNugget(line, mark))
+        nuggets = nuggets_of.get(answer.pk, [])
+        block = block_marks(nugget_nums=[nugget.nugget_num for nugget in nuggets],
+                            entailed={nugget.nugget_num: entailed.get(nugget.pk)
+                                      for nugget in nuggets},
+                            verdict=verdicts.get(answer.pk))
+        marked = tuple(
+            MarkedNugget(NuggetLine(answer.qid, nugget.nugget_num,
+                                    PassageKey(nugget.pr_run_name, nugget.passage_rank),
+                                    nugget.text), mark)
+            for nugget, mark in zip(nuggets, block.marks, strict=True))
         blocks.append(JudgedAnswerBlock(
-            marked=MarkedAnswerRecord(answer.qid, answer.answer, answer.confidence,
-                                      tuple(marked)),
-            correct=correct, complete=complete,
+            marked=MarkedAnswerRecord(answer.qid, answer.answer, answer.confidence, marked),
+            correct=block.correct, complete=block.complete,
         ))
     return blocks
 

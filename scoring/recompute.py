@@ -10,15 +10,14 @@ scoring.replay holds it, since the replay imports this module).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
 from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
 from scoring.measures.track_stats import question_matrix, track_statistics
-from submissions.formats.marked_ac_run import BOGUS, NONRELEVANT, RELEVANT, Mark
 
 INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
 
@@ -75,36 +74,3 @@ def add_extra_measures(kind: str, aggregates: dict[str, float],
                 aggregates[measure.key] = scores.mean
             if measure.per_question:
                 per_question[measure.key] = dict(scores.per_question)
-
-
-@dataclass(frozen=True)
-class BlockMarks:
-    """One answer block's marks in NuggetNum order, its verdict, and whether every
-    judgment behind it has a label (an incomplete block counts as unanswered)."""
-
-    marks: tuple[Mark, ...]
-    correct: bool | None
-    complete: bool
-
-
-def block_marks(*, nugget_nums: Iterable[int], entailed: Mapping[int, bool | None],
-                verdict: Mapping[str, Any] | None) -> BlockMarks:
-    """The marks of one answer block (DESIGN.md section 4), as `grading.selectors.
-    marked_run` gives them from the database: B when the nugget's passage does not
-    entail it, R when entailed and named relevant by an answer judged correct, N
-    otherwise. `entailed`: NuggetNum -> the entailment label (None: no label yet);
-    `verdict`: the answer judgment's label, None when there is none."""
-    correct = None if verdict is None else bool(verdict["correct"])
-    relevant = set(verdict.get("relevant", [])) if verdict is not None and correct else set()
-    complete = verdict is not None
-    marks: list[Mark] = []
-    for number in nugget_nums:
-        state = entailed.get(number)
-        if state is False:
-            marks.append(BOGUS)
-        elif state is True:
-            marks.append(RELEVANT if number in relevant else NONRELEVANT)
-        else:
-            complete = False
-            marks.append(NONRELEVANT)  # a placeholder: the block is incomplete
-    return BlockMarks(marks=tuple(marks), correct=correct, complete=complete)

@@ -48,9 +48,9 @@ from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED
 from scoring.measures.qrels import derive_pr_qrels
 from scoring.measures.rubric import pooled_cover, rubric_qrels, score_rubric_run
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
-from scoring.recompute import add_extra_measures, block_marks, snapshot_statistics
+from scoring.recompute import add_extra_measures, snapshot_statistics
 from submissions.formats.ac_run import AnswerRecord, parse_ac_run
-from submissions.formats.marked_ac_run import MarkedAnswerRecord, write_marked_ac_run
+from submissions.formats.marked_ac_run import MarkedAnswerRecord, block_marks, write_marked_ac_run
 from submissions.formats.pr_run import parse_pr_run
 from submissions.formats.response_run import parse_response_run, response_passages
 from submissions.formats.trec_run import parse_trec_run
@@ -187,7 +187,7 @@ class _Archive:
 
     def ac_blocks(self, run_id: int) -> tuple[list[AnswerRecord], list[Any]]:
         """An AC run's answers (by qid) and each one's marks, from its file and the
-        judgments (`block_marks`, the rule of grading.selectors.marked_run)."""
+        judgments (`block_marks`, the rule grading.selectors.marked_run uses too)."""
         if run_id not in self._blocks:
             self.read_labels()
             with self.run_file(run_id) as file:

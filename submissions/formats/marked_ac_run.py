@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .ac_run import (
     FIELD_NUGGET,
@@ -164,3 +164,37 @@ def _format_marked_line(marked: MarkedNugget) -> str:
     if marked.mark not in MARKS:
         raise ValueError(f"{FIELD_MARK} {marked.mark!r} is not B, R or N")
     return f"{marked.mark};{format_nugget_line(marked.nugget)}"
+
+
+@dataclass(frozen=True)
+class BlockMarks:
+    """One answer block's marks in NuggetNum order, its verdict, and whether every
+    judgment behind it has a label (an incomplete block counts as unanswered)."""
+
+    marks: tuple[Mark, ...]
+    correct: bool | None
+    complete: bool
+
+
+def block_marks(*, nugget_nums: Iterable[int], entailed: Mapping[int, bool | None],
+                verdict: Mapping[str, Any] | None) -> BlockMarks:
+    """The marks of one answer block (DESIGN.md section 4): B when the nugget's passage
+    does not entail it, R when entailed and named relevant by an answer judged correct,
+    N otherwise. One rule for the site (grading.selectors.marked_run, from the database)
+    and the archive's replay (scoring.replay, from the archive). `entailed`: NuggetNum
+    -> the entailment label (None: no label yet); `verdict`: the answer judgment's label,
+    None when there is none."""
+    correct = None if verdict is None else bool(verdict["correct"])
+    relevant = set(verdict.get("relevant", [])) if verdict is not None and correct else set()
+    complete = verdict is not None
+    marks: list[Mark] = []
+    for number in nugget_nums:
+        state = entailed.get(number)
+        if state is False:
+            marks.append(BOGUS)
+        elif state is True:
+            marks.append(RELEVANT if number in relevant else NONRELEVANT)
+        else:
+            complete = False
+            marks.append(NONRELEVANT)  # a placeholder: the block is incomplete
+    return BlockMarks(marks=tuple(marks), correct=correct, complete=complete)
