@@ -24,6 +24,7 @@ from grading.judge import (
     Outcomes,
 )
 from grading.llm.client import JudgeError
+from grading.llm.loop import frozen_heap
 from grading.models import Judgment, JudgmentStatus
 
 # SQLite allows ~1000 parameters per query; stay well under it everywhere.
@@ -60,6 +61,22 @@ def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
         yield items[start:start + size]
 
 
+#: The first batch of judge inputs: the calls start once this many inputs are hashed and
+#: looked up, not a whole batch's worth (at 16 slots, a 1,024-input batch took a quarter
+#: of a second to prepare, with every slot idle); each next batch is twice as large, up
+#: to the batch size asked for.
+FIRST_BATCH = 64
+
+
+def ramped(items: Sequence[Any], size: int, first: int = FIRST_BATCH) -> Iterable[Sequence[Any]]:
+    """`items` in consecutive parts: `first` items, then twice as many, up to `size`."""
+    start, part = 0, max(1, min(first, size))
+    while start < len(items):
+        yield items[start:start + part]
+        start += part
+        part = min(size, part * 2)
+
+
 def ensure_judgments(
     campaign_id: int, kind: str, items: Sequence[JudgeInput], judge: Judge, batch: int,
     progress: GradingProgress, explain_below: float, *, prefetch: int | None = None,
@@ -70,7 +87,8 @@ def ensure_judgments(
     Returns the judgments in item order (with their ids and labels loaded; any other
     field is read from the database when first used) and the number of judge calls
     made. The items are taken `batch` at a time: hashed, looked up in the cache, and
-    the new ones sent to the judge, on one session; up to `prefetch` batches
+    the new ones sent to the judge, on one session (the first batches are smaller,
+    `ramped`, so the judge starts at once); up to `prefetch` batches
     (GRADING_PREFETCH) are in flight beyond the oldest, whose judgments are stored while
     the next batch is prepared and the newer ones are judged: the database work
     overlaps the judge's calls, and the next batch's calls take the slots the last
@@ -97,8 +115,8 @@ def ensure_judgments(
     ahead = settings.GRADING_PREFETCH if prefetch is None else prefetch
     store = _Store(campaign_id, kind, identity, prompt_version)
     in_flight: deque[tuple[Sequence[tuple[str, JudgeInput]], Future[Outcomes]]] = deque()
-    with judge.session() as session:
-        for part in chunks(items, batch):
+    with frozen_heap(), judge.session() as session:
+        for part in ramped(items, batch):
             if check is not None:
                 check()
             digests = [identity.input_hash(item) for item in part]
@@ -136,12 +154,19 @@ def ensure_judgments(
             JUDGE_CALLS_FAILED.format(failed=len(errors), calls=store.calls, kind=kind,
                                       error=(permanent or errors)[0]),
             permanent=bool(permanent))
-    known.update(_judgments_by_hash(campaign_id, kind, identity.model, prompt_version, set(todo)))
+    known.update(store.stored)
     return [known[digest] for digest in hashes], store.calls
 
 
 class _Store:
-    """Stores the outcomes of batches as they are waited for; counts calls and errors."""
+    """Stores the outcomes of batches as they are waited for; counts calls and errors.
+
+    `stored`: each stored input's judgment (id and labels), read back batch by batch
+    while the next batches are judged, rather than all at once when the last call
+    ends, which would keep the judge's slots idle meanwhile. Read back, not taken from
+    the insert: another worker may have stored the same input first, and its judgment
+    is the one that stands.
+    """
 
     def __init__(self, campaign_id: int, kind: str, identity: JudgeIdentity,
                  prompt_version: str) -> None:
@@ -149,6 +174,7 @@ class _Store:
         self.identity, self.prompt_version = identity, prompt_version
         self.calls = 0
         self.errors: list[JudgeError] = []
+        self.stored: dict[str, Judgment] = {}
 
     @property
     def refused(self) -> bool:
@@ -179,6 +205,9 @@ class _Store:
             # Another worker may have judged the same input meanwhile: first one wins.
             ignore_conflicts=True,
         )
+        self.stored.update(_judgments_by_hash(
+            self.campaign_id, self.kind, identity.model, self.prompt_version,
+            {digest for (digest, _), _ in done}))
 
 
 def _judgments_by_hash(

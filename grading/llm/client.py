@@ -40,9 +40,10 @@ import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import TracebackType
-from typing import Any, Generic, Self
+from typing import Any, Generic, Self, cast
 
 from grading.llm.inputs import (
     DecodingParams,
@@ -141,7 +142,7 @@ class JudgeCall(Generic[Label]):
     prompt_version: str
     model: str
     decoding: dict[str, float | int | None]
-    input_hash: str
+    request: JudgeRequest[Any] = field(repr=False, compare=False)
     prompt_tokens: int | None
     completion_tokens: int | None
     latency: float
@@ -154,6 +155,17 @@ class JudgeCall(Generic[Label]):
     # How `confidence` was measured: "logprobs", or "samples" (agreement of resampled
     # replies, where the server sent no logprobs).
     confidence_from: str | None = None
+
+    @cached_property
+    def input_hash(self) -> str:
+        """The cache key of the request under this judge (its model and decoding).
+
+        Worked out when first asked for: the pipeline keys judgments by its own hash of
+        the input, and hashing every call's messages on the event loop would delay the
+        replies waiting there.
+        """
+        decoding = DecodingParams(**cast(dict[str, Any], self.decoding))
+        return self.request.input_hash(model=self.model, decoding=decoding)
 
 
 @dataclass(frozen=True)
@@ -211,6 +223,8 @@ class JudgeClient:
             base_url=config.base_url, api_key=config.api_key or "not-needed",
             timeout=config.timeout, connections=config.concurrency))
         self._slots = asyncio.Semaphore(config.concurrency)
+        # Recorded with every call: worked out once, copied per call.
+        self._decoding = config.decoding.as_dict()
 
     async def __aenter__(self) -> Self:
         return self
@@ -431,8 +445,8 @@ class JudgeClient:
             raw_output=reply.text,
             prompt_version=request.prompt_version,
             model=cfg.model,
-            decoding=cfg.decoding.as_dict(),
-            input_hash=self.input_hash(request),
+            decoding=dict(self._decoding),
+            request=request,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             latency=reply.latency,
