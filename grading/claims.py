@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
+from grading.beating import Heartbeat
 from grading.judge import JudgeUnavailable
 
 #: Seconds between a claim's heartbeats, at most: a quarter of GRADING_STALE_SECONDS when
@@ -71,29 +72,22 @@ class Claim:
 @contextlib.contextmanager
 def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
     """While the block runs, touch `claim` every `beat_every()` seconds (setting `lost`
-    once it is gone), from a thread named `name`.
+    once it is gone), from a thread named `name` (grading.beating).
 
     A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
     few judgments a second) can outlast the staleness limit.
     """
-    stop = threading.Event()
-    interval = beat_every()
 
-    def beat() -> None:
-        try:
-            while not stop.wait(interval):
-                if not claim.touch():
-                    claim.lost.set()
-        finally:
-            connection.close()  # this thread's own database connection
+    def touch() -> None:
+        if not claim.touch():
+            claim.lost.set()
 
-    thread = threading.Thread(target=beat, name=name, daemon=True)
-    thread.start()
+    heartbeat = Heartbeat(touch, every=beat_every(), name=name)
+    heartbeat.start()
     try:
         yield
     finally:
-        stop.set()
-        thread.join()
+        heartbeat.stop()
 
 
 UNEXPECTED_FAILURE = ("grading stopped on an unexpected error ({error}); the organisers "

@@ -11,14 +11,14 @@ whether its grading lives; this one says whether its worker does.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection
 from django.utils import timezone
 
+from grading.beating import Heartbeat
 from grading.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -47,37 +47,25 @@ def worker_heartbeat_stopped(*, hostname: str) -> None:
 
 
 class WorkerHeartbeatThread:
-    """The thread that beats for one worker until `stop`."""
+    """The thread that beats for one worker until `stop` (grading.beating)."""
 
     def __init__(self, *, hostname: str, queues: Sequence[str]) -> None:
-        self.hostname, self.queues = hostname, list(queues)
-        self.started_at = timezone.now()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="worker-heartbeat",
-                                        daemon=True)
+        self.hostname = hostname
+        started_at = timezone.now()
+        self._heartbeat = Heartbeat(
+            lambda: worker_heartbeat_record(hostname=hostname, queues=queues,
+                                            started_at=started_at),
+            every=settings.WORKER_HEARTBEAT_SECONDS, name="worker-heartbeat", at_start=True)
 
     def start(self) -> None:
-        self._thread.start()
+        self._heartbeat.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=settings.WORKER_HEARTBEAT_SECONDS + 10)
-        self._write(worker_heartbeat_stopped, hostname=self.hostname)
-
-    def _run(self) -> None:
-        while True:
-            self._write(worker_heartbeat_record, hostname=self.hostname, queues=self.queues,
-                        started_at=self.started_at)
-            if self._stop.wait(settings.WORKER_HEARTBEAT_SECONDS):
-                return
-
-    @staticmethod
-    def _write(write: Callable[..., None], **kwargs: object) -> None:
+        self._heartbeat.stop(timeout=settings.WORKER_HEARTBEAT_SECONDS + 10)
         try:
-            write(**kwargs)
+            worker_heartbeat_stopped(hostname=self.hostname)
         except DatabaseError as error:
-            # The database away for a moment: the next beat tries again.
-            logger.warning("worker heartbeat not recorded: %s", error)
+            # The database away as the worker stops: its beats just end, as a dead one's.
+            logger.warning("worker stop not recorded: %s", error)
         finally:
-            # A fresh connection each beat: one the database dropped is never reused.
             connection.close()
