@@ -24,7 +24,7 @@ from grading.judge import (
     Outcomes,
 )
 from grading.llm.client import JudgeError
-from grading.llm.loop import frozen_heap
+from grading.llm.loop import quiet_collector
 from grading.models import Judgment, JudgmentStatus
 
 # SQLite allows ~1000 parameters per query; stay well under it everywhere.
@@ -115,7 +115,7 @@ def ensure_judgments(
     ahead = settings.GRADING_PREFETCH if prefetch is None else prefetch
     store = _Store(campaign_id, kind, identity, prompt_version)
     in_flight: deque[tuple[Sequence[tuple[str, JudgeInput]], Future[Outcomes]]] = deque()
-    with frozen_heap(), judge.session() as session:
+    with quiet_collector(), judge.session() as session:
         for part in ramped(items, batch):
             if check is not None:
                 check()

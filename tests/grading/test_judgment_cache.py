@@ -1,4 +1,5 @@
-"""The judgment cache's batches: small first ones, judgments read back batch by batch."""
+"""The judgment cache's batches: small first ones, judgments read back batch by batch,
+the garbage collector kept quiet meanwhile."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from grading.judge import EntailmentInput, JudgeSession, OpenAIJudge
 from grading.judgment_cache import FIRST_BATCH, Unwatched, ensure_judgments, ramped
-from grading.llm.loop import frozen_heap
+from grading.llm.loop import QUIET_YOUNG_GENERATION, quiet_collector
 from grading.models import Judgment, JudgmentKind
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas
@@ -72,8 +73,11 @@ def test_the_first_calls_go_out_after_a_small_batch_and_every_item_gets_its_judg
     assert [j.pk for j in judgments[:200]] == [j.pk for j in judgments[200:]]
 
 
-def test_a_frozen_heap_is_handed_back_to_the_collector_on_exit() -> None:
+def test_the_collector_is_quiet_while_the_judge_runs_and_as_it_was_afterwards() -> None:
+    thresholds = gc.get_threshold()
     assert gc.get_freeze_count() == 0
-    with frozen_heap():
+    with quiet_collector():
         assert gc.get_freeze_count() > 0  # what existed at entry is left out of passes
+        assert gc.get_threshold()[0] >= QUIET_YOUNG_GENERATION
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds
