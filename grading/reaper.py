@@ -124,11 +124,9 @@ def _reap_silent_runs(limits: _Limits, report: ReapReport) -> None:
     for run_id, token, heartbeat, requeues in silent:
         seen = Run.objects.filter(pk=run_id, status=RunStatus.GRADING, grading_token=token,
                                   grading_heartbeat=heartbeat)
-        _settle_run(seen, run_id=run_id, requeues=requeues, limits=limits, report=report,
-                    into=report.requeued_runs,
-                    reason=WORKER_SILENT.format(times=requeues + 1, requeues=requeues,
-                                                heartbeat=_when(heartbeat),
-                                                stale=limits.stale_seconds),
+        _settle_run(seen, run_id=run_id, requeues=requeues, heartbeat=heartbeat,
+                    limits=limits, report=report, into=report.requeued_runs,
+                    reason=WORKER_SILENT,
                     news=f"re-queued: no heartbeat since {_when(heartbeat)}")
 
 
@@ -145,27 +143,35 @@ def _resend_lost_runs(limits: _Limits, report: ReapReport) -> None:
             continue  # QUEUED on purpose until the judge passes its validation
         seen = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED,
                                   grading_heartbeat=queued_at)
-        _settle_run(seen, run_id=run_id, requeues=requeues, limits=limits, report=report,
-                    into=report.resent_runs,
-                    reason=TASK_LOST.format(times=requeues + 1, requeues=requeues,
-                                            heartbeat=_when(queued_at),
-                                            stale=limits.stale_seconds),
+        _settle_run(seen, run_id=run_id, requeues=requeues, heartbeat=queued_at,
+                    limits=limits, report=report, into=report.resent_runs, reason=TASK_LOST,
                     news=f"queued since {_when(queued_at)} with idle workers: its task "
                          "was sent again")
 
 
-def _settle_run(seen: QuerySet[Run], *, run_id: int, requeues: int, limits: _Limits,
-                report: ReapReport, into: list[int], reason: str, news: str) -> None:
-    """FAILED with `reason` once re-queued GRADING_MAX_REQUEUES times, else QUEUED again
-    (its id added to `into`, the log saying `news`); nothing if `seen` no longer holds."""
+def _settle_run(seen: QuerySet[Run], *, run_id: int, requeues: int,
+                heartbeat: datetime | None, limits: _Limits, report: ReapReport,
+                into: list[int], reason: str, news: str) -> None:
+    """FAILED once re-queued GRADING_MAX_REQUEUES times (`reason`, a template of the
+    reaper's, filled in), else QUEUED again (its id added to `into`, the log saying
+    `news`); nothing if `seen` no longer holds."""
     if requeues >= limits.max_requeues:
-        if _fail(seen, reason=reason, now=limits.now):
+        filled = _filled(reason, requeues=requeues, heartbeat=heartbeat, limits=limits)
+        if _fail(seen, reason=filled, now=limits.now):
             report.failed_runs.append(run_id)
-            logger.error("run %s FAILED: %s", run_id, reason)
+            logger.error("run %s FAILED: %s", run_id, filled)
     elif _requeue_run(seen, run_id=run_id, now=limits.now, report=report):
         into.append(run_id)
         logger.warning("run %s %s (%s of %s)", run_id, news, requeues + 1,
                        limits.max_requeues)
+
+
+def _filled(reason: str, *, requeues: int, heartbeat: datetime | None,
+            limits: _Limits) -> str:
+    """The reason a run or chunk failed, for the team: `reason` (WORKER_SILENT or
+    TASK_LOST) filled in."""
+    return reason.format(times=requeues + 1, requeues=requeues, heartbeat=_when(heartbeat),
+                         stale=limits.stale_seconds)
 
 
 def _grading_refused(campaign_id: int) -> bool:
@@ -237,8 +243,8 @@ def _settle_chunk(seen: QuerySet[GradingChunk], *, chunk: GradingChunk, limits: 
     template of the reaper's, filled in), else QUEUED again (its id added to `into`, the
     log saying `news`); nothing if `seen` no longer holds."""
     if chunk.requeues >= limits.max_requeues:
-        filled = reason.format(times=chunk.requeues + 1, requeues=chunk.requeues,
-                               heartbeat=_when(chunk.heartbeat), stale=limits.stale_seconds)
+        filled = _filled(reason, requeues=chunk.requeues, heartbeat=chunk.heartbeat,
+                         limits=limits)
         if _fail_chunk(seen, chunk=chunk, reason=filled, now=limits.now):
             report.failed_chunks.append(chunk.pk)
             report.failed_runs.append(chunk.run_id)
