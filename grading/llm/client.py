@@ -237,10 +237,6 @@ class JudgeClient:
         """Close the HTTP connections."""
         await self._http.aclose()
 
-    def input_hash(self, request: JudgeRequest[Any]) -> str:
-        """The cache key of `request` under this judge (model and decoding parameters)."""
-        return request.input_hash(model=self.config.model, decoding=self.config.decoding)
-
     async def judge_entailment(self, *, passage: str, nugget: str) -> JudgeCall[EntailmentLabel]:
         """Does `passage` entail `nugget`? (bogus-nugget identification)"""
         return await self.judge(entailment_request(passage=passage, nugget=nugget))
