@@ -19,7 +19,10 @@ if [ "$as_root" = none ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "make test: installing Debian's chromium for the browser tests (once)..."
 export DEBIAN_FRONTEND=noninteractive
-if ! { $as_root apt-get update -qq && $as_root apt-get install -y -qq chromium >/dev/null; }; then
+# Another apt at work (unattended upgrades, a second install) is waited for, not failed on.
+wait_lock="-o DPkg::Lock::Timeout=600"
+if ! { $as_root apt-get $wait_lock update -qq \
+        && $as_root apt-get $wait_lock install -y -qq chromium >/dev/null; }; then
     echo "make test: apt-get could not install chromium (see above); install it by hand or set CHROMIUM_PATH, then run make test again." >&2
     exit 1
 fi
