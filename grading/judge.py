@@ -6,11 +6,13 @@ the real one: the OpenAI chat protocol (grading/llm/client.py) to vLLM or the em
 llama.cpp server. Tests use it too, against a scripted server on loopback.
 
 An input is judged as the task design prescribes, divided into simple subtasks
-(grading/llm/subtasks.py): an entailment input is one yes/no call; an answer input is a
-correctness decision (the gold answer key's rule where it is clear, else one call, and
-one more from the nuggets under `answer_check: nuggets|both`) and, for a correct answer
-only, one relevance call per entailed nugget. Each step's decision, who made it (a rule
-or a call), the judge's probability for it and its cost are kept in `steps`.
+(grading/llm/subtasks.py): an entailment input is decided by the names-and-numbers
+rule where the passage lacks one of the nugget's (grading/entailment_rule.py), else by
+one yes/no call; an answer input is a correctness decision (the gold answer key's rule
+where it is clear, else one call, and one more from the nuggets under `answer_check:
+nuggets|both`) and, for a correct answer only, one relevance call per entailed nugget.
+Each step's decision, who made it (a rule or a call), the judge's probability for it and
+its cost are kept in `steps`.
 
 A rubric input (RUBRIC campaigns, DESIGN.md section 10) is one self-rating call, then,
 where the campaign checks answers against a key, the EXAM++ check of the extracted
@@ -30,7 +32,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from grading.entailment_rule import unsupported
+from grading.entailment_rule import RULE_PRECISION, RULE_VERSION, unsupported
 from grading.gold_match import GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest, Label
@@ -171,6 +173,10 @@ class JudgeIdentity:
         if not isinstance(item, RubricInput):
             # The R2C2 subtasks decide these inputs; a rubric input is none of their business.
             payload["subtasks"] = {name: prompt.decision for name, prompt in SUBTASKS.items()}
+        if isinstance(item, EntailmentInput):
+            # The names-and-numbers rule decides some before any call: a fixed rule
+            # re-judges what the old one decided.
+            payload["rule"] = RULE_VERSION
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -420,24 +426,21 @@ class _Session:
 
     async def entailment(self, item: EntailmentInput) -> JudgeOutcome:
         steps = _Steps()
+        missing = unsupported(item.passage, item.nugget)
+        if missing:
+            # Names or numbers the passage lacks: not entailed, and no call is needed.
+            # The rule is as sure as it was right on labelled nuggets.
+            steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
+                                  "rule_version": RULE_VERSION, "verdict": False,
+                                  "missing": missing, "confidence": RULE_PRECISION})
+            return steps.outcome({"entailed": False},
+                                 f"The passage does not mention {', '.join(missing)} (rule).")
         request = entailment_v2(passage=item.passage, nugget=item.nugget)
         call = await self.client.judge(request)
         entailed = steps.call("entailment", call)
         if entailed is None:
             return steps.outcome(None)
-        missing = unsupported(item.passage, item.nugget)
-        if not missing:
-            return steps.outcome({"entailed": entailed},
-                                 await self._reason(request, call, steps))
-        # Names or numbers the passage lacks: not entailed. The label's confidence is
-        # the LLM's probability for "not entailed", so an LLM sure of the opposite
-        # makes the judgment doubtful and a person decides.
-        steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
-                              "verdict": False, "missing": missing, "confidence": None})
-        confidence = steps.records[0]["confidence"]
-        p_false = None if confidence is None else 1 - confidence if entailed else confidence
-        reason = f"The passage does not mention {', '.join(missing)} (rule)."
-        return steps.outcome({"entailed": False}, reason, confidence=p_false)
+        return steps.outcome({"entailed": entailed}, await self._reason(request, call, steps))
 
     async def answer(self, item: AnswerInput) -> JudgeOutcome:
         steps = _Steps()

@@ -16,7 +16,7 @@ from scoring.models import Evaluation, PublishOverride
 from scoring.selectors import DOUBTFUL_NOT_REVIEWED
 from scoring.services import campaign_score
 from submissions.models import Run, RunStatus
-from tests.grading.fixtures import ESA_LAUNCH, confirm
+from tests.grading.fixtures import SOFT_LANDING, confirm
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas, signed_in
 
@@ -51,7 +51,7 @@ def published_tracks() -> set[str]:
 def test_the_publish_button_refuses_unreviewed_doubt_and_says_where_to_review(
     personas: Personas, toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge
 ) -> None:
-    script.sure.update({ESA_LAUNCH: 0.6, "Buzz Aldrin": 0.7})
+    script.sure.update({SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7})
     graded_and_scored(toy_ac_run, judge)
     client = signed_in(personas, "organiser")
 
@@ -65,7 +65,7 @@ def test_the_publish_button_refuses_unreviewed_doubt_and_says_where_to_review(
     assert not PublishOverride.objects.exists()  # no force on the page
 
     # Reviewed (both confirmed) and rescored, the same button publishes.
-    confirm(personas, ESA_LAUNCH)
+    confirm(personas, SOFT_LANDING)
     confirm(personas, "Buzz Aldrin")
     campaign_score(campaign=personas.campaign)
     page = client.post(PUBLISH_AC, follow=True).content.decode()

@@ -18,7 +18,6 @@ from grading.models import Judgment, JudgmentEdit
 from grading.services import CONFIRM_NOTE, NOTHING_TO_CONFIRM, run_grade
 from submissions.models import Run
 from tests.grading.fixtures import (
-    ESA_LAUNCH,
     FOURTH_PLANET,
     MARS_DIAMETER,
     SOFT_LANDING,
@@ -194,9 +193,9 @@ class TestTheJudgmentPage:
     def test_a_judgment_without_a_label_cannot_be_confirmed_and_the_page_says_why(
         self, personas: Personas, toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge
     ) -> None:
-        script.faults[ESA_LAUNCH] = ["garbage", "garbage"]  # never parses: needs review
+        script.faults[FOURTH_PLANET] = ["garbage", "garbage"]  # never parses: needs review
         run_grade(run=toy_ac_run, judge=judge)
-        unlabelled = judgment_of(ESA_LAUNCH)
+        unlabelled = judgment_of(FOURTH_PLANET)
         client = signed_in(personas, "organiser")
         assert confirm_buttons(client.get(f"/judgments/{unlabelled.pk}/").content.decode()) == []
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 
@@ -79,6 +79,16 @@ SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moo
 ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
 MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
 FOURTH_PLANET = "Mars is the fourth planet from the Sun."  # D003 nugget 3, N
+ALDRIN_COMMANDER = "Buzz Aldrin was the commander of Apollo 11."  # D002 nugget 2, B
+#: The toy's nuggets the names-and-numbers rule decides without asking the judge: each
+#: names someone its passage never mentions.
+RULED = frozenset({ESA_LAUNCH, ALDRIN_COMMANDER})
+
+
+def asked_once(calls: Mapping[str, int], nuggets: Iterable[str]) -> bool:
+    """Was the judge asked once about each nugget the rule leaves to it, and never about
+    the others?"""
+    return all(calls.get(nugget, 0) == (0 if nugget in RULED else 1) for nugget in nuggets)
 
 
 def judgment_of(text: str) -> Judgment:

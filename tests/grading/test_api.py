@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 
 NOT_ORGANISER = ["participant_a", "participant_b", "outsider"]
 ESA_LAUNCH = "Chang'e 4 was launched by the European Space Agency."  # D001 nugget 3, B
+SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."  # D001#1, R
 MARS_DIAMETER = "Mars has a mean diameter of about 6,779 km."  # D003 nugget 1, R
 
 
@@ -127,14 +128,14 @@ class TestPostEditing:
     def test_an_edited_judgment_that_needed_review_no_longer_reads_needs_review(
         self, personas: Personas, toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge,
     ) -> None:
-        script.faults[ESA_LAUNCH] = ["garbage", "garbage"]  # never parses: needs review
+        script.faults[SOFT_LANDING] = ["garbage", "garbage"]  # never parses: needs review
         run_grade(run=toy_ac_run, judge=judge)
-        unlabelled = judgment_of("entailment", text=ESA_LAUNCH)
+        unlabelled = judgment_of("entailment", text=SOFT_LANDING)
         client = personas.client("organiser")
         url = f"/api/v1/judgments/{unlabelled.pk}/"
         assert client.get(url).json()["status"] == JudgmentStatus.NEEDS_REVIEW
 
-        response = client.patch(url, {"entailed": False, "note": "the ESA did not launch it"},
+        response = client.patch(url, {"entailed": True, "note": "the passage says so"},
                                 format="json")
 
         assert response.status_code == 200, response.json()

@@ -86,9 +86,10 @@ def test_chunks_graded_in_any_order_grade_the_run_as_one_pass_does(
                      (True, RunStatus.GRADED, 1)]
     assert marks(toy_ac_run) == TOY_MARKS
     assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
-    # Each question asked once: 8 nuggets, 3 answers, 2 + 3 relevance calls for the
-    # entailed nuggets of the two correct answers (D001, D003).
-    assert len(script.calls) == 16 and set(script.calls.values()) == {1}
+    # Each question asked once: the 6 nuggets the names-and-numbers rule leaves to the
+    # judge, 3 answers, 2 + 3 relevance calls for the entailed nuggets of the two
+    # correct answers (D001, D003).
+    assert len(script.calls) == 14 and set(script.calls.values()) == {1}
     chunks = GradingChunk.objects.filter(run=toy_ac_run).order_by("number")
     assert [(c.status, c.entailment_calls, c.answer_calls, c.graded_by) for c in chunks] == [
         (ChunkStatus.GRADED, 3, 1, "worker-1"), (ChunkStatus.GRADED, 2, 1, "worker-0"),

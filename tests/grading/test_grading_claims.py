@@ -35,7 +35,7 @@ from grading.services import (
 )
 from grading.tasks import grade_run
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
-from tests.grading.fixtures import judge_from_marked_example, make_judge
+from tests.grading.fixtures import asked_once, judge_from_marked_example, make_judge
 from tests.grading.link_race import PAUSED_AT_INSERT
 from tests.grading.scripted_server import (
     ChatRequest,
@@ -112,7 +112,7 @@ def test_a_grader_whose_run_was_taken_over_stops_without_linking_or_finishing(
                               queue_scoring=False)
     assert isinstance(outcome.report, GradeReport)
     assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (0, 3)
-    assert all(judge.calls[nugget] == 1 for nugget in judge.entailed)  # none judged twice
+    assert asked_once(judge.calls, judge.entailed)  # none judged twice
     run.refresh_from_db()
     assert (run.status, marks(run)) == (RunStatus.GRADED, TOY_MARKS)
     assert Judgment.objects.count() == 11
@@ -208,6 +208,6 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
     # Every judgment made once and linked once, as by one worker.
     assert sum(r["entailment_calls"] for r in results) == 8
     assert sum(r["answer_calls"] for r in results) == 3
-    assert all(gate.calls[nugget] == 1 for nugget in gate.entailed)
+    assert asked_once(gate.calls, gate.entailed)
     assert Judgment.objects.count() == 11
     assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3

@@ -111,7 +111,7 @@ def test_a_second_judge_that_refuses_fails_the_run_and_is_named(
     assert outcome.failure is not None and outcome.failure.permanent and not outcome.retry
     toy_ac_run.refresh_from_db()
     assert toy_ac_run.status == RunStatus.FAILED
-    assert toy_ac_run.failure_reason.startswith("the second judge (second-judge) failed: 8 of 8")
+    assert toy_ac_run.failure_reason.startswith("the second judge (second-judge) failed: 6 of 8")
     assert "(HTTP 401)" in toy_ac_run.failure_reason
 
 

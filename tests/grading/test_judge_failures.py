@@ -26,6 +26,9 @@ pytestmark = pytest.mark.django_db
 #: tests/data/toy/WASEDA-AC-1 has eight nuggets, each a distinct entailment input; the
 #: answers wait for them, so a judge that refuses every request is asked eight times.
 NUGGETS = 8
+# Those the judge is asked about: the names-and-numbers rule decides two (the toy's B
+# nuggets name what their passages never mention) without a call.
+ASKED = 6
 MODEL = "scripted-judge"
 
 #: (status, the server's message) of each refusal.
@@ -50,7 +53,7 @@ def assert_refusal_recorded(run: Run, refusal: str) -> None:
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert run.failure_reason.startswith(
-        f"{NUGGETS} of {NUGGETS} entailment judge call(s) failed; the first: "
+        f"{ASKED} of {NUGGETS} entailment judge call(s) failed; the first: "
         f"entailment judgment refused by the server (HTTP {status}): ")
     assert message in run.failure_reason
 
@@ -64,7 +67,7 @@ def test_a_refusing_judge_fails_the_task_at_once_and_says_why(
 
     # One request per input and no retry, neither by the client nor by the task (an
     # eager task retries at once: a retry would show here as more requests).
-    assert len(fake.requests) == NUGGETS
+    assert len(fake.requests) == ASKED
     assert result.state == "FAILURE" and isinstance(result.result, JudgeUnavailable)
     assert result.result.permanent
     assert_refusal_recorded(toy_ac_run, refusal)
@@ -91,7 +94,7 @@ def test_a_transient_failure_is_retried_by_the_task_then_fails_with_its_reason(
         result = grade_run.apply(args=(toy_ac_run.pk,))
 
     assert grade_run.max_retries == 5
-    assert len(fake.requests) == NUGGETS * 6  # the first attempt and five retries
+    assert len(fake.requests) == ASKED * 6  # the first attempt and five retries
     assert result.state == "FAILURE" and isinstance(result.result, JudgeUnavailable)
     assert not result.result.permanent
     toy_ac_run.refresh_from_db()
@@ -111,7 +114,7 @@ def test_the_command_prints_the_reason_and_exits_non_zero(
     ):
         call_command("grade", "toy", stdout=io.StringIO(), stderr=stderr)
 
-    assert len(fake.requests) == NUGGETS
+    assert len(fake.requests) == ASKED
     assert_refusal_recorded(toy_ac_run, refusal)
     assert f"WASEDA-AC-1: run marked failed: {toy_ac_run.failure_reason}" in stderr.getvalue()
 

@@ -28,8 +28,11 @@ from tests.support import Personas, Upload, example
 
 pytestmark = pytest.mark.django_db
 
-# D001's nugget 3: the cited passage says a Long March 3B launched Chang'e 4.
+# D001's nugget 3: the cited passage says a Long March 3B launched Chang'e 4, and
+# never names the European Space Agency (the names-and-numbers rule decides it).
 BOGUS = "Chang'e 4 was launched by the European Space Agency."
+# D001's nugget 1: entailed, and left to the LLM.
+SOFT_LANDING = "Chang'e 4 made the first soft landing on the far side of the Moon."
 
 
 def marked_text(run: Run) -> bytes:
@@ -99,21 +102,21 @@ def test_identical_inputs_are_judged_once_across_runs_and_re_runs(
 def test_transient_failures_are_retried_until_the_judge_answers(
     toy_ac_run: Run, server: ScriptedServer, script: ScriptedJudge, fault: str
 ) -> None:
-    nugget = BOGUS
+    nugget = SOFT_LANDING
     script.faults[nugget] = [fault, fault]
     # A scripted timeout is never answered, so only the client's timeout ends it.
     judge = make_judge(server, **({"timeout": GIVES_UP_AFTER} if fault == "timeout" else {}))
     run_grade(run=toy_ac_run, judge=judge)
     assert script.calls[nugget] == 3
     judgment = Judgment.objects.get(kind="entailment", input__nugget=nugget)
-    assert (judgment.llm_label, judgment.attempts) == ({"entailed": False}, 3)
+    assert (judgment.llm_label, judgment.attempts) == ({"entailed": True}, 3)
     assert marked_text(toy_ac_run) == example("WASEDA-AC-1.marked")
 
 
 def test_a_reply_that_never_parses_needs_review_and_counts_nowhere(
     toy_ac_run: Run, judge: object, script: ScriptedJudge
 ) -> None:
-    nugget = BOGUS
+    nugget = SOFT_LANDING
     script.faults[nugget] = ["garbage", "garbage"]  # parse_attempts = 2
 
     report = run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]

@@ -28,7 +28,7 @@ from grading.selectors import marked_run
 from grading.services import runs_mark_queued
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
-from tests.grading.fixtures import judge_from_marked_example
+from tests.grading.fixtures import asked_once, judge_from_marked_example
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
 from tests.support import REPO, Personas, Upload, signed_in, start_worker, upload_toy_ac_run
 
@@ -117,7 +117,7 @@ def test_beat_re_queues_a_run_whose_worker_died_and_a_live_worker_grades_it_unas
     marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
     assert marks == TOY_MARKS
     # The dead worker's entailments were kept: none judged twice, nothing duplicated.
-    assert all(judge.calls[nugget] == 1 for nugget in judge.entailed)
+    assert asked_once(judge.calls, judge.entailed)
     assert Judgment.objects.count() == 11
     assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
     # Each worker's heartbeat is recorded; the dead one's stopped when it died.

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from grading.judge import OpenAIJudge
+from grading.entailment_rule import RULE_PRECISION
 from grading.models import Judgment, JudgmentEdit
 from grading.selectors import marked_run
 from grading.services import (
@@ -20,7 +21,6 @@ from grading.services import (
 )
 from submissions.models import Run
 from tests.grading.fixtures import (
-    ESA_LAUNCH,
     FOURTH_PLANET,
     MARS_DIAMETER,
     SOFT_LANDING,
@@ -121,9 +121,12 @@ class TestTheQueue:
 
         items = personas.client("organiser").get(f"{JUDGMENTS}?order=doubt").json()["results"]
 
-        assert [label_of(i) for i in items[:4]] == ["D001#1", "D002", "D003", "D003#1"]
-        assert [i["confidence"] for i in items[:4]] == pytest.approx([0.6, 0.7, 0.75, 0.9])
-        rest = items[4:-1]
+        assert [label_of(i) for i in items[:6]] == [
+            "D001#1", "D002", "D003", "D003#1", "D001#3", "D002#2"]
+        # The two the names-and-numbers rule decided carry its precision.
+        assert [i["confidence"] for i in items[:6]] == pytest.approx(
+            [0.6, 0.7, 0.75, 0.9, RULE_PRECISION, RULE_PRECISION])
+        rest = items[6:-1]
         assert [i["confidence"] for i in rest] == pytest.approx([SURE] * len(rest))
         assert [i["id"] for i in rest] == sorted(i["id"] for i in rest)
         assert (label_of(items[-1]), items[-1]["confidence"]) == ("D003#3", None)
@@ -204,9 +207,9 @@ class TestConfirming:
     def test_a_judgment_without_a_label_cannot_be_confirmed(
         self, personas: Personas, toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge
     ) -> None:
-        script.faults[ESA_LAUNCH] = ["garbage", "garbage"]  # never parses: needs review
+        script.faults[FOURTH_PLANET] = ["garbage", "garbage"]  # never parses: needs review
         run_grade(run=toy_ac_run, judge=judge)
-        unlabelled = judgment_of(ESA_LAUNCH)
+        unlabelled = judgment_of(FOURTH_PLANET)
         assert unlabelled.label is None
 
         response = confirm(personas, unlabelled)

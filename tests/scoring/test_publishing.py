@@ -35,7 +35,7 @@ from scoring.services import (
     track_score_pr,
 )
 from submissions.models import Run, RunStatus
-from tests.grading.fixtures import ESA_LAUNCH, confirm, judgment_of
+from tests.grading.fixtures import ESA_LAUNCH, SOFT_LANDING, confirm, judgment_of
 from tests.grading.scripted_server import ScriptedJudge
 from tests.scoring.support import assert_toy_ac_scores, boards, publish_url
 from tests.support import Personas
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.django_db
 
 #: The judge's probability for two verdicts of tests/data/toy/WASEDA-AC-1, both under the
 #: campaign's review threshold (0.8): the bogus nugget above, and D002's answer check.
-DOUBT = {ESA_LAUNCH: 0.6, "Buzz Aldrin": 0.7}
+DOUBT = {SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7}
 REVIEW_QUEUE = "/campaigns/toy/judgments/?doubtful=1"
 
 
@@ -84,7 +84,7 @@ def doubted(toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge) -> list[
     run_grade(run=toy_ac_run, judge=judge)
     Run.objects.filter(pk=toy_ac_run.pk).update(status=RunStatus.GRADING)
     run_grading_finish(run=toy_ac_run)
-    assert judgment_of(ESA_LAUNCH).confidence == pytest.approx(0.6)
+    assert judgment_of(SOFT_LANDING).confidence == pytest.approx(0.6)
     assert judgment_of("Buzz Aldrin").confidence == pytest.approx(0.7)
     return campaign_score(campaign=toy_ac_run.track.campaign)
 
@@ -108,7 +108,7 @@ class TestDoubt:
     def test_it_publishes_once_each_is_confirmed_or_corrected_and_rescored(
         self, personas: Personas, doubted: list[Evaluation]
     ) -> None:
-        confirm(personas, ESA_LAUNCH)
+        confirm(personas, SOFT_LANDING)
         ac = campaign_score(campaign=personas.campaign)[0]
         problems = evaluation_publish_problems(evaluation=ac)
         assert [p.message for p in problems] == [doubt_message("ac", 1)]
@@ -144,7 +144,7 @@ class TestDoubt:
             ac.pk, personas.organiser.pk, ac.published_at)
         assert (override.doubtful_unreviewed, override.review_below) == (2, 0.8)
         assert sorted(override.judgments) == sorted(
-            [judgment_of(ESA_LAUNCH).pk, judgment_of("Buzz Aldrin").pk])
+            [judgment_of(SOFT_LANDING).pk, judgment_of("Buzz Aldrin").pk])
         seen = boards(personas, "participant_a")
         assert seen.keys() == {"ac"}
         assert_toy_ac_scores(seen["ac"]["rows"][0])
