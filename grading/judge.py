@@ -306,6 +306,25 @@ class _Steps:
         )
 
 
+def shared_prefixes(inputs: Sequence[JudgeInput]) -> list[list[int]]:
+    """The inputs' positions in groups whose prompts start alike: entailment inputs
+    citing one passage, rubric inputs rating one passage. A group is judged one input
+    after another, the groups side by side: a server keeps the prompt it last computed
+    in the slot that computed it (llama.cpp) or in its prefix cache (vLLM), so each call
+    after a group's first computes only its own end. Concurrent calls would each compute
+    the whole prompt in a slot of its own."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for position, item in enumerate(inputs):
+        if isinstance(item, EntailmentInput):
+            key: tuple[str, ...] = ("entailment", item.passage)
+        elif isinstance(item, RubricInput):
+            key = ("rubric", str(item.target), item.passage)
+        else:
+            key = ("answer", str(position))
+        groups.setdefault(key, []).append(position)
+    return list(groups.values())
+
+
 def _shift(p_true: float, true_above: float) -> float:
     """`p_true` with its log-odds moved so that `true_above` becomes the even point."""
     if true_above == 0.5:
@@ -372,7 +391,14 @@ class OpenAIJudge:
                 if on_judged is not None:
                     on_judged()
 
-        return list(await asyncio.gather(*(one(item) for item in inputs)))
+        outcomes: dict[int, JudgeOutcome | JudgeError] = {}
+
+        async def in_turn(positions: list[int]) -> None:
+            for position in positions:
+                outcomes[position] = await one(inputs[position])
+
+        await asyncio.gather(*(in_turn(group) for group in shared_prefixes(inputs)))
+        return [outcomes[position] for position in range(len(inputs))]
 
     def ask_many(
         self, requests: Sequence[JudgeRequest[Label]]
@@ -481,7 +507,9 @@ class _Session:
                         nugget_reasons: dict[str, str]) -> list[int]:
         requests = [(num, relevance_v2(question=item.question, answer=item.answer,
                                        nugget=text)) for num, text in item.nuggets]
-        calls = await asyncio.gather(*(self.client.judge(r) for _, r in requests))
+        # One after another: all but the nugget is the same prompt, which the server
+        # then computes once (see `shared_prefixes`).
+        calls = [await self.client.judge(request) for _, request in requests]
         relevant = []
         for (num, request), call in zip(requests, calls, strict=True):
             if steps.call("relevance", call, nugget=num):
