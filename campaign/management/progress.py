@@ -1,21 +1,112 @@
-"""Progress bars for long management commands (grade, score, the model download).
+"""Progress of long management commands (grade, score, judge_eval), on stderr.
 
-tqdm draws them on stderr, so they never mix with a command's report on stdout; when
-stderr is not a terminal (CI logs, cron, a pipe) they stay silent.
+On a terminal, tqdm draws a bar; anywhere else (a log file, CI, cron, `nohup`) a plain
+line is written every PLAIN_EVERY seconds and once at the end, so a log shows the work
+going on instead of staying silent for minutes. Either way stderr, so the progress
+never mixes with a command's report on stdout.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Never, Self, TextIO
+import time
+from types import TracebackType
+from typing import Any, Protocol, Self, TextIO
 
 from tqdm import tqdm
+
+#: Seconds between two plain progress lines.
+PLAIN_EVERY = 5.0
+
+
+class Progress(Protocol):
+    """What the commands use of a bar: tqdm's names, so a tqdm bar is one."""
+
+    total: float | None
+
+    def update(self, n: float = 1) -> Any: ...
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None: ...
+
+    def refresh(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None, /) -> Any: ...
+
+
+class PlainLines:
+    """A line like "grading WASEDA-AC-1: 12/26 judgment, 0.8/s, about 17 s left" every
+    PLAIN_EVERY seconds while work is done, and one when it ends."""
+
+    def __init__(self, *, desc: str, unit: str, total: float | None, stream: TextIO,
+                 every: float = PLAIN_EVERY) -> None:
+        self.desc, self.unit, self.total, self.stream, self.every = desc, unit, total, stream, every
+        self.n = 0.0
+        self.postfix = ""
+        self._started = self._said = time.monotonic()
+        self._closed = False
+
+    def update(self, n: float = 1) -> None:
+        self.n += n
+        if time.monotonic() - self._said >= self.every:
+            self._say()
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        self.postfix = s
+
+    def refresh(self) -> None:
+        """Nothing to redraw: the next line says it."""
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._say(done=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None, /) -> None:
+        self.close()
+
+    def line(self, *, done: bool = False) -> str:
+        elapsed = time.monotonic() - self._started
+        count = f"{self.n:g}/{self.total:g}" if self.total else f"{self.n:g}"
+        parts = [f"{self.desc}: {count} {self.unit}"]
+        if self.n and elapsed > 0:
+            rate = self.n / elapsed
+            parts.append(f"{rate:.2f}/s")
+            if not done and self.total and self.total > self.n:
+                parts.append(f"about {(self.total - self.n) / rate:.0f} s left")
+        if done:
+            parts.append(f"done in {elapsed:.0f} s")
+        if self.postfix:
+            parts.append(self.postfix)
+        return ", ".join(parts)
+
+    def _say(self, *, done: bool = False) -> None:
+        self._said = time.monotonic()
+        print(self.line(done=done), file=self.stream, flush=True)
+
+
+def progress_bar(*, desc: str, unit: str, total: int | None = None,
+                 stream: TextIO | None = None) -> Progress:
+    """A bar with done/total, the rate and the time left on a terminal; plain lines else."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return PlainLines(desc=desc, unit=unit, total=total, stream=stream)
+    return tqdm(total=total, desc=desc, unit=unit, file=stream, dynamic_ncols=True,
+                smoothing=0.1)
 
 
 class _Bar:
     """Closes its bar when the block it guards ends, however it ends."""
 
-    bar: tqdm[Never]
+    bar: Progress
 
     def __enter__(self) -> Self:
         return self
@@ -25,13 +116,6 @@ class _Bar:
 
     def close(self) -> None:
         self.bar.close()
-
-
-def progress_bar(*, desc: str, unit: str, total: int | None = None,
-                 stream: TextIO | None = None) -> tqdm[Never]:
-    """A bar showing done/total, the rate and the time left; off unless `stream` is a TTY."""
-    return tqdm(total=total, desc=desc, unit=unit, file=stream or sys.stderr, disable=None,
-                dynamic_ncols=True, smoothing=0.1)
 
 
 class RunBar(_Bar):

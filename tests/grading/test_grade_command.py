@@ -62,14 +62,22 @@ def test_on_a_terminal_each_run_has_a_bar_with_its_judge_calls(
     assert re.search(r"scoring: 100%\|.*\| 3/3 ", drawn), drawn
 
 
-def test_in_a_log_it_draws_no_bar(server, toy_ac_run: Run, monkeypatch):
+def test_in_a_log_it_writes_plain_progress_lines_instead_of_a_bar(
+    server, toy_ac_run: Run, monkeypatch
+):
     log = io.StringIO()  # not a terminal
     monkeypatch.setattr("sys.stderr", log)
 
     out = grade(server, toy_ac_run.track.campaign.slug, io.StringIO())
 
     assert "11 judge calls" in out
-    assert log.getvalue() == ""
+    written = log.getvalue()
+    assert "\r" not in written and "\x1b" not in written  # no bar redrawn in place
+    # Lines every few seconds while work goes on (none here: it takes less), and a last
+    # one when it ends.
+    assert re.fullmatch(r"WASEDA-AC-1: 11/11 judgment, [0-9.]+/s, done in [0-9]+ s\n"
+                        r"scoring: 3/3 step, [0-9.]+/s, done in [0-9]+ s, scored track pr\n",
+                        written), written
 
 
 def test_a_second_grading_plans_and_makes_no_calls(server, toy_ac_run: Run, monkeypatch):

@@ -110,7 +110,8 @@ def test_the_command_prints_the_reason_and_exits_non_zero(
     monkeypatch.setattr("sys.stderr", io.StringIO())  # no progress bars
     stderr = io.StringIO()
     with refusing_judge(refusal) as fake, grader_at(fake), pytest.raises(
-        CommandError, match=r"^1 run\(s\) could not be graded$"
+        CommandError, match=r"^1 run\(s\) could not be graded: WASEDA-AC-1\. Grade them "
+                            r"again with `manage\.py grade toy`"
     ):
         call_command("grade", "toy", stdout=io.StringIO(), stderr=stderr)
 

@@ -7,20 +7,28 @@ run after another
 with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
 A run whose judge failed, or that cannot be graded (a gold check without a gold answer,
 an unexpected error, logged with its traceback), is left FAILED with the reason printed,
-the other runs are graded, and the command then exits non-zero.
+the other runs are graded, and the command then exits non-zero naming them. Stopped by
+Ctrl-C, SIGTERM or SIGHUP, it leaves the run it was grading FAILED ("interrupted"), not
+held: the next `grade` takes it up again, and the judgments made so far are kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import RunBar, StepBar
+from grading.judge import Judge
 from grading.rubric_services import RubricGradeReport
 from grading.services import (
     RunGradeReport,
@@ -35,7 +43,8 @@ from scoring.services import campaign_score
 from submissions.models import Run
 
 INTERRUPTED = "grading was interrupted (the grade command stopped)"
-FAILED_RUNS = "{failed} run(s) could not be graded"
+FAILED_RUNS = ("{count} run(s) could not be graded: {names}. Grade them again with "
+               "`manage.py grade {slug}`: only the judgments still missing cost judge calls")
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +70,19 @@ class Command(BaseCommand):
         self.stdout.write(f"Grading {len(run_ids)} run(s); starting the judge...")
         judge = official_judge()
         self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url}")
+        with _interrupted_by_termination():
+            failed = self._grade_each(run_ids, judge)
+        with StepBar("scoring") as bar:
+            evaluations = campaign_score(campaign=campaign, progress=bar)
+        self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
+        if failed:
+            raise CommandError(FAILED_RUNS.format(count=len(failed), names=", ".join(failed),
+                                                  slug=campaign.slug))
+
+    def _grade_each(self, run_ids: list[int], judge: Judge) -> list[str]:
+        """Grade the runs one after another; the names of those that failed."""
         token = f"grade-command-{uuid.uuid4()}"
-        failed = 0
+        failed: list[str] = []
         for run_id in run_ids:
             if not run_claim_for_grading(run_id=run_id, token=token):
                 self.stdout.write(f"run {run_id}: taken by a worker meanwhile, skipped")
@@ -82,12 +102,12 @@ class Command(BaseCommand):
                 logger.exception("grading %s stopped on an unexpected error", run.name)
                 run.refresh_from_db(fields=["failure_reason"])
                 self.stderr.write(f"{run.name}: run marked failed: {run.failure_reason}")
-                failed += 1
+                failed.append(run.name)
                 continue
             report = outcome.report
             if report is None:
                 self.stderr.write(f"{run.name}: run marked failed: {outcome.failure}")
-                failed += 1
+                failed.append(run.name)
                 continue
             seconds = time.perf_counter() - started
             self.stdout.write(f"{run.name}: {_graded(report)}, {report.judge_calls} judge "
@@ -95,11 +115,28 @@ class Command(BaseCommand):
                               + (f", {report.needs_review} need review"
                                  if report.needs_review else "")
                               + _without_items(report))
-        with StepBar("scoring") as bar:
-            evaluations = campaign_score(campaign=campaign, progress=bar)
-        self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
-        if failed:
-            raise CommandError(FAILED_RUNS.format(failed=failed))
+        return failed
+
+
+@contextlib.contextmanager
+def _interrupted_by_termination() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP (a closed terminal, `kill`, a CI
+    timeout) stop the command as Ctrl-C does, so the run being graded is released, not
+    left held. Only the main thread may set handlers; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    before = {signum: signal.signal(signum, interrupt)
+              for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _graded(report: RunGradeReport) -> str:
