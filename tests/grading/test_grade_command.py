@@ -1,19 +1,27 @@
 """`manage.py grade SLUG`: grades the pending AC runs in-process, scores, and shows a
-progress bar per run on a terminal (silent in logs)."""
+progress bar per run on a terminal (plain lines in logs); stopped, it lets its run go."""
 
 from __future__ import annotations
 
 import io
 import re
+import signal
+import subprocess
+import sys
 
 import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from grading.management.commands.grade import INTERRUPTED
 from grading.models import Judgment
+from grading.services import campaign_grading_queue
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
+from tests.grading.fixtures import judge_from_marked_example
 from tests.grading.scripted_server import ScriptedServer
+from tests.grading.test_grading_claims import PATIENCE, HeldEntailments
+from tests.support import REPO, Personas, Upload, upload_toy_ac_run
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +104,29 @@ def test_a_second_grading_plans_and_makes_no_calls(server, toy_ac_run: Run, monk
     assert "WASEDA-AC-1: 8 nuggets, 3/3 answers judged, 0 judge calls" in stdout.getvalue()
     assert "WASEDA-AC-1: 0judgment [00:00, ?judgment/s, every input was judged before]" in (
         terminal.getvalue())
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_grade_stopped_leaves_its_run_failed_for_the_next_one_not_held(
+    personas: Personas, upload: Upload, worker_env: dict[str, str], stop: signal.Signals
+) -> None:
+    run_id = upload_toy_ac_run(personas, upload)
+    example = judge_from_marked_example()
+    judge = HeldEntailments(entailed=example.entailed, correct=example.correct,
+                            relevant=example.relevant)  # its replies never come
+    with ScriptedServer(judge) as server:
+        grading = subprocess.Popen(
+            [sys.executable, "manage.py", "grade", "toy"], cwd=REPO,
+            env={**worker_env, "GRADER_BASE_URL": server.base_url},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert judge.arrived.wait(timeout=PATIENCE), "the grade command never judged"
+        grading.send_signal(stop)
+        grading.communicate(timeout=PATIENCE)
+
+    run = Run.objects.get(pk=run_id)
+    assert grading.returncode != 0
+    assert (run.status, run.grading_token, run.failure_reason) == (
+        RunStatus.FAILED, "", INTERRUPTED)
+    assert campaign_grading_queue(campaign=run.track.campaign) == [run_id]
