@@ -397,6 +397,8 @@ GRADER_BASE_URL = env_str("GRADER_BASE_URL")
 GRADER_MODEL = env_str("GRADER_MODEL")
 GRADER_API_KEY = env_str("GRADER_API_KEY", "not-needed")
 GRADER_CONCURRENCY = env_int("GRADER_CONCURRENCY", 8)
+# Seconds a judge request may wait without the judge's server showing progress (its
+# /metrics counters): a slow server is waited for, a silent one is given up on.
 GRADER_TIMEOUT = env_float("GRADER_TIMEOUT", 120.0)
 GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 # Where the judge's server sends no token logprobs, each verdict is asked this many more

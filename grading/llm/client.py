@@ -5,11 +5,18 @@ Every call sends the request's messages with its JSON schema as `response_format
 the judge's decoding parameters (temperature 0), and returns a `JudgeCall` record with
 the parsed label and its provenance.
 
+A reply may take longer than `timeout`: the client then looks at the server's work
+counters (grading/llm/progress.py) and waits another `timeout` as long as they rise,
+so a slow judge grades slowly instead of failing. It gives up on a server that shows
+no progress (or publishes no counters) over a whole `timeout`.
+
 Failures, and what each call does about them:
 - timeouts, connection errors, 408, 409, 429, 5xx, and a 200 that holds no chat
   completion, are transient: retried up to `max_retries` times with exponential backoff
   and jitter (a 429's Retry-After is honoured), then `JudgeError(permanent=False)`, so
-  a task can retry later;
+  a task can retry later. Where the config can `relocate` (the machine's embedded
+  judge), a connection error first asks where the server is now: one that stopped is
+  found again, or started again, and the retry goes there;
 - any other 4xx (bad request, auth, unknown model) is permanent: `JudgeError(permanent=
   True)` at once, with no retry, since sending the same request again cannot help;
 - a reply that does not parse is asked for again, up to `parse_attempts` replies in all,
@@ -39,7 +46,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import TracebackType
@@ -54,12 +61,23 @@ from grading.llm.inputs import (
     entailment_request,
 )
 from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError, VerdictLabel
+from grading.llm.progress import ServerProgress
 from grading.llm.prompts import AnswerCheck
-from grading.llm.transport import NoAnswer, TransportSettings, make_transport
+from grading.llm.transport import (
+    HttpAnswer,
+    NoAnswer,
+    Transport,
+    TransportSettings,
+    make_transport,
+)
 
 logger = logging.getLogger(__name__)
 
 TRANSIENT_GAVE_UP = "{kind} judgment failed after {attempts} attempts: {detail}"
+TIMED_OUT = ("no reply after {seconds:g} s and the judge's server showed no progress "
+             "meanwhile (GRADER_TIMEOUT is {timeout:g} s: the time it may show none)")
+TIMED_OUT_UNWATCHED = ("no reply within {timeout:g} s, and the judge's server publishes "
+                       "no progress counters: raise GRADER_TIMEOUT for a slower judge")
 PERMANENT_FAILURE = "{kind} judgment refused by the server (HTTP {status}): {detail}"
 NOT_A_COMPLETION = "server answered 200 without a chat completion ({detail})"
 
@@ -95,9 +113,11 @@ class JudgeError(Exception):
 class JudgeConfig:
     """Where the judge is and how to talk to it (GRADER_* settings).
 
-    `base_url` includes the API prefix, e.g. "http://127.0.0.1:8000/v1". `timeout` is
-    per HTTP request, in seconds. `max_retries` counts transient-failure retries;
-    `parse_attempts` counts replies asked for before a call is flagged for review.
+    `base_url` includes the API prefix, e.g. "http://127.0.0.1:8000/v1". `timeout`
+    (seconds) is how long a request may wait without the server showing progress.
+    `max_retries` counts transient-failure retries; `parse_attempts` counts replies
+    asked for before a call is flagged for review. `relocate`, where given, says where
+    the server is now (it may start it again) after a connection error.
     """
 
     base_url: str
@@ -117,6 +137,7 @@ class JudgeConfig:
     doubt_samples: int = 2
     # The HTTP transport (grading/llm/transport.py); "auto": the cheapest installed.
     transport: str = "auto"
+    relocate: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def decoding(self) -> DecodingParams:
@@ -219,12 +240,21 @@ class JudgeClient:
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
-        self._http = make_transport(config.transport, TransportSettings(
-            base_url=config.base_url, api_key=config.api_key or "not-needed",
-            timeout=config.timeout, connections=config.concurrency))
         self._slots = asyncio.Semaphore(config.concurrency)
         # Recorded with every call: worked out once, copied per call.
         self._decoding = config.decoding.as_dict()
+        self.base_url = config.base_url
+        self._http, self._progress = self._connect(config.base_url)
+        self._retired: list[Transport] = []  # the pools of servers relocated from
+        self._relocating = asyncio.Lock()
+
+    def _connect(self, base_url: str) -> tuple[Transport, ServerProgress]:
+        settings = TransportSettings(
+            base_url=base_url, api_key=self.config.api_key or "not-needed",
+            connect_timeout=self.config.timeout, connections=self.config.concurrency)
+        http = make_transport(self.config.transport, settings)
+        return http, ServerProgress(http, settings.metrics_url,
+                                    fresh_for=min(1.0, self.config.timeout / 4))
 
     async def __aenter__(self) -> Self:
         return self
@@ -235,7 +265,8 @@ class JudgeClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._http.aclose()
+        for http in (*self._retired, self._http):
+            await http.aclose()
 
     async def judge_entailment(self, *, passage: str, nugget: str) -> JudgeCall[EntailmentLabel]:
         """Does `passage` entail `nugget`? (bogus-nugget identification)"""
@@ -383,6 +414,8 @@ class JudgeClient:
                         TRANSIENT_GAVE_UP.format(kind=request.kind, attempts=attempts,
                                                  detail=detail),
                         permanent=False, status=status, attempts=attempts) from error
+                if isinstance(error, NoAnswer) and not error.timed_out:
+                    await self._relocate()
                 delay = self._backoff(failures, error)
                 logger.warning("%s judgment: %s; retry %d/%d in %.2f s", request.kind,
                                detail, failures, self.config.max_retries, delay)
@@ -408,7 +441,7 @@ class JudgeClient:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         async with self._slots:
             started = time.perf_counter()
-            answer = await self._http.post("chat/completions", body)
+            answer = await self._awaited(self._http.post("chat/completions", body))
             latency = time.perf_counter() - started
         if not 200 <= answer.status < 300:
             raise _StatusError(answer.status, _error_message(answer.body), answer.retry_after)
@@ -418,6 +451,45 @@ class JudgeClient:
             raise _NotACompletion(NOT_A_COMPLETION.format(
                 detail=f"body is not JSON: {error}")) from error
         return _reply_of(completion, latency)
+
+    async def _awaited(self, posted: Awaitable[HttpAnswer]) -> HttpAnswer:
+        """The server's answer; waited for in rounds of `timeout` seconds for as long as
+        the server's work counters rise from one round to the next."""
+        timeout = self.config.timeout
+        task = asyncio.ensure_future(posted)
+        started = time.monotonic()
+        seen: float | None = None
+        try:
+            while True:
+                done, _ = await asyncio.wait((task,), timeout=timeout)
+                if done:
+                    return task.result()
+                work = await self._progress.reading()
+                if work is None:
+                    raise NoAnswer(TIMED_OUT_UNWATCHED.format(timeout=timeout),
+                                   timed_out=True)
+                if seen is not None and work <= seen:
+                    raise NoAnswer(TIMED_OUT.format(seconds=time.monotonic() - started,
+                                                    timeout=timeout), timed_out=True)
+                seen = work
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _relocate(self) -> None:
+        """After a connection error: go where the server is now, if it moved."""
+        relocate = self.config.relocate
+        if relocate is None:
+            return
+        async with self._relocating:
+            base_url = await asyncio.to_thread(relocate)
+            if base_url != self.base_url:
+                logger.warning("the judge's server moved from %s to %s", self.base_url,
+                               base_url)
+                self._retired.append(self._http)
+                self.base_url = base_url
+                self._http, self._progress = self._connect(base_url)
 
     def _backoff(self, failures: int, error: Exception) -> float:
         """Exponential backoff with jitter: half fixed, half random, capped."""
@@ -515,7 +587,7 @@ def _retry_after(error: Exception) -> float | None:
 
 def _describe(error: Exception) -> str:
     if isinstance(error, NoAnswer):
-        return "request timed out" if error.timed_out else f"connection error: {error}"
+        return str(error) if error.timed_out else f"connection error: {error}"
     if isinstance(error, _StatusError):
         return f"HTTP {error.status}: {error}"
     return str(error)

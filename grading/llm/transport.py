@@ -1,12 +1,13 @@
 """The judge client's one HTTP seam: POST a JSON body, get the status, body and Retry-After.
 
 Two transports, chosen by name (`make_transport`), behave alike: a pool of at most
-`connections` keep-alive connections to the judge's server, a per-request `timeout`
-(seconds, the whole request), the API key as a bearer token, and the environment's
-proxy settings for the judge's host (HTTP(S)_PROXY, NO_PROXY), read once. A request
-that gets no HTTP answer raises `NoAnswer` (`timed_out` says which way it failed);
-any answer, an error status included, is returned for the client to judge
-(grading/llm/client.py decides what is retried).
+`connections` keep-alive connections to the judge's server, a `connect_timeout`
+(seconds), the API key as a bearer token, and the environment's proxy settings for the
+judge's host (HTTP(S)_PROXY, NO_PROXY), read once. A request has no time limit of its
+own: the client decides how long a reply may take (client.py waits while the server
+shows progress). A request that gets no HTTP answer raises `NoAnswer` (`timed_out`
+says which way it failed); any answer, an error status included, is returned for the
+client to judge (grading/llm/client.py decides what is retried).
 
 - "aiohttp": aiohttp's client, whose C parser makes a call cost the least CPU. The judge
   client's CPU per call bounds how many judgments one worker can ask for a second
@@ -53,12 +54,17 @@ class Transport(Protocol):
         `NoAnswer`."""
         ...
 
+    async def get(self, url: str) -> HttpAnswer:
+        """The server's answer to a GET of `url` (absolute), or `NoAnswer`."""
+        ...
+
     async def aclose(self) -> None:
         """Close the pool's connections."""
         ...
 
 
 UNKNOWN_TRANSPORT = "unknown judge transport {name!r}: use one of {names}"
+CONNECT_TIMED_OUT = "the connection to the judge's server timed out"
 TRANSPORTS = ("aiohttp", "httpx")
 
 
@@ -66,11 +72,18 @@ TRANSPORTS = ("aiohttp", "httpx")
 class TransportSettings:
     base_url: str  # including the API prefix, e.g. "http://127.0.0.1:8000/v1"
     api_key: str
-    timeout: float
+    connect_timeout: float
     connections: int
 
     def url(self, path: str) -> str:
         return f"{self.base_url.rstrip('/')}/{path.lstrip('/')}"
+
+    @property
+    def metrics_url(self) -> str:
+        """Where the server's Prometheus counters are: beside its API prefix
+        (llama.cpp's and vLLM's `/metrics`)."""
+        root = self.base_url.rstrip("/")
+        return f"{root.removesuffix('/v1')}/metrics"
 
     @property
     def headers(self) -> dict[str, str]:
@@ -124,21 +137,27 @@ class AiohttpTransport:
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.settings.connections),
-                timeout=aiohttp.ClientTimeout(total=self.settings.timeout),
+                timeout=aiohttp.ClientTimeout(total=None,
+                                              sock_connect=self.settings.connect_timeout),
                 headers=self.settings.headers, trust_env=False)
         return self._session
 
     async def post(self, path: str, body: bytes) -> HttpAnswer:
+        return await self._request("POST", self.settings.url(path), body)
+
+    async def get(self, url: str) -> HttpAnswer:
+        return await self._request("GET", url, None)
+
+    async def _request(self, method: str, url: str, body: bytes | None) -> HttpAnswer:
         import aiohttp
 
         session = self._opened()
         try:
-            async with session.post(self.settings.url(path), data=body,
-                                    proxy=self._proxy) as response:
+            async with session.request(method, url, data=body, proxy=self._proxy) as response:
                 return HttpAnswer(response.status, await response.read(),
                                   response.headers.get("Retry-After"))
         except TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors
-            raise NoAnswer("request timed out", timed_out=True) from error
+            raise NoAnswer(CONNECT_TIMED_OUT, timed_out=True) from error
         except aiohttp.ClientError as error:
             raise NoAnswer(_said(error), timed_out=False) from error
 
@@ -161,20 +180,27 @@ class HttpxTransport:
         if self._client is None:
             connections = self.settings.connections
             self._client = httpx2.AsyncClient(
-                timeout=self.settings.timeout, headers=self.settings.headers,
+                timeout=httpx2.Timeout(None, connect=self.settings.connect_timeout),
+                headers=self.settings.headers,
                 limits=httpx2.Limits(max_connections=connections,
                                      max_keepalive_connections=connections),
                 proxy=self.settings.proxy, trust_env=False)
         return self._client
 
     async def post(self, path: str, body: bytes) -> HttpAnswer:
+        return await self._request("POST", self.settings.url(path), body)
+
+    async def get(self, url: str) -> HttpAnswer:
+        return await self._request("GET", url, None)
+
+    async def _request(self, method: str, url: str, body: bytes | None) -> HttpAnswer:
         import httpx2
 
         client = self._opened()
         try:
-            response = await client.post(self.settings.url(path), content=body)
+            response = await client.request(method, url, content=body)
         except httpx2.TimeoutException as error:
-            raise NoAnswer("request timed out", timed_out=True) from error
+            raise NoAnswer(CONNECT_TIMED_OUT, timed_out=True) from error
         except httpx2.TransportError as error:
             raise NoAnswer(_said(error), timed_out=False) from error
         return HttpAnswer(response.status_code, response.content,

@@ -28,8 +28,8 @@ GIVES_UP_AFTER = 1.0
 installed = pytest.mark.parametrize("transport", available_transports())
 
 
-def settings_for(fake: ScriptedServer, timeout: float = 30.0) -> TransportSettings:
-    return TransportSettings(base_url=fake.base_url, api_key="sk-test", timeout=timeout,
+def settings_for(fake: ScriptedServer) -> TransportSettings:
+    return TransportSettings(base_url=fake.base_url, api_key="sk-test", connect_timeout=30,
                              connections=4)
 
 
@@ -46,8 +46,8 @@ def test_auto_picks_aiohttp_where_it_is_installed() -> None:
     # the openai package, so it is always there to fall back on.
     pytest.importorskip("aiohttp", reason="aiohttp is not installed: httpx is used")
     assert available_transports() == list(TRANSPORTS)
-    settings = TransportSettings(base_url="http://127.0.0.1:9/v1", api_key="", timeout=1,
-                                 connections=1)
+    settings = TransportSettings(base_url="http://127.0.0.1:9/v1", api_key="",
+                                 connect_timeout=1, connections=1)
     assert type(make_transport("auto", settings)).__name__ == "AiohttpTransport"
 
 
@@ -73,11 +73,22 @@ def test_an_error_status_is_an_answer_with_its_retry_after(transport: str) -> No
 
 
 @installed
-def test_a_server_that_never_answers_times_out(transport: str) -> None:
-    with ScriptedServer([NoReply()]) as fake, pytest.raises(NoAnswer) as failed:
-        asyncio.run(post_once(transport, settings_for(fake, GIVES_UP_AFTER), b"{}"))
+def test_it_gets_the_server_s_counters_beside_its_api_prefix(transport: str) -> None:
+    metrics = "llamacpp:n_decode_total 7\n"
+    with ScriptedServer([Reply(ENTAILED)], pages={"/metrics": lambda: metrics}) as fake:
+        settings = settings_for(fake)
 
-    assert failed.value.timed_out is True
+        async def get() -> Any:
+            http = make_transport(transport, settings)
+            try:
+                return await http.get(settings.metrics_url)
+            finally:
+                await http.aclose()
+
+        answer = asyncio.run(get())
+
+    assert settings.metrics_url == f"http://127.0.0.1:{fake.port}/metrics"
+    assert (answer.status, answer.body.decode()) == (200, metrics)
 
 
 @installed
@@ -91,8 +102,8 @@ def test_a_server_that_is_gone_is_a_connection_failure(transport: str) -> None:
 
 
 def test_an_unknown_transport_is_refused_by_name() -> None:
-    settings = TransportSettings(base_url="http://127.0.0.1:9/v1", api_key="", timeout=1,
-                                 connections=1)
+    settings = TransportSettings(base_url="http://127.0.0.1:9/v1", api_key="",
+                                 connect_timeout=1, connections=1)
     with pytest.raises(ValueError) as refused:
         make_transport("carrier-pigeon", settings)
     assert str(refused.value) == UNKNOWN_TRANSPORT.format(name="carrier-pigeon",

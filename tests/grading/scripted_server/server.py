@@ -3,7 +3,7 @@
 For each POST /v1/chat/completions the server hands the parsed request (a `ChatRequest`)
 to its responder, a callable that returns a step (replies.py), and serves that step.
 GET /v1/models names one model; other GET paths are the `pages` given (the benchmark's
-/stats). It is bounded: it listens on loopback only, refuses bodies over MAX_BODY (413)
+/stats, a judge's /metrics): what a page returns is sent as JSON, or as it is if text. It is bounded: it listens on loopback only, refuses bodies over MAX_BODY (413)
 and non-JSON ones (400), serves at most `slots` requests at once when told (the rest
 wait for a slot, as at a real server's parallel slots), and every wait in it ends at its
 teardown. A responder that raises is answered with a 500 that names the error.
@@ -276,7 +276,10 @@ def _handler_for(server: ScriptedServer[Any]) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0].rstrip("/")
             page = server.pages.get(path)
             if page is not None:
-                self._send(_json_answer(200, page()))
+                content = page()
+                # Text as it is (a Prometheus exposition); anything else as JSON.
+                self._send(_Answer(200, content.encode(), {"Content-Type": "text/plain"})
+                           if isinstance(content, str) else _json_answer(200, content))
             elif path == "/v1/models":
                 self._send(_json_answer(200, {"object": "list", "data": [
                     {"id": "scripted", "object": "model"}]}))
@@ -311,9 +314,9 @@ def _handler_for(server: ScriptedServer[Any]) -> type[BaseHTTPRequestHandler]:
         def _send(self, answer: _Answer) -> None:
             try:
                 self.send_response(answer.code)
-                self.send_header("Content-Type", "application/json")
+                headers = {"Content-Type": "application/json", **answer.headers}
                 self.send_header("Content-Length", str(len(answer.data)))
-                for name, value in answer.headers.items():
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(answer.data)
