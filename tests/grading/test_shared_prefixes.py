@@ -11,6 +11,7 @@ import pytest
 from grading.judge import (
     AnswerInput,
     EntailmentInput,
+    JudgeInput,
     JudgeOutcome,
     OpenAIJudge,
     RubricInput,
@@ -23,7 +24,7 @@ JAWS = "the film jaws came out in the mid seventies"
 
 
 def test_entailments_of_one_passage_and_ratings_of_one_passage_form_groups() -> None:
-    inputs = [
+    inputs: list[JudgeInput] = [
         EntailmentInput(passage=ALIEN, nugget="alien came out"),
         EntailmentInput(passage=JAWS, nugget="jaws came out"),
         EntailmentInput(passage=ALIEN, nugget="it is a film"),

@@ -13,7 +13,13 @@ import pytest
 from grading.services import run_grade
 from submissions.models import Run
 from tests.grading.fixtures import make_judge
-from tests.grading.scripted_server import ChatRequest, ScriptedJudge, ScriptedServer, Step
+from tests.grading.scripted_server import (
+    ChatRequest,
+    Reply,
+    ScriptedJudge,
+    ScriptedServer,
+    Step,
+)
 from tests.grading.test_pipeline import marked_text
 from tests.support import example
 
@@ -31,7 +37,9 @@ class Slow:
         self.judge = judge
 
     def __call__(self, request: ChatRequest) -> Step:
-        return dataclasses.replace(self.judge(request), latency=SLOWER)
+        reply = self.judge(request)
+        assert isinstance(reply, Reply)
+        return dataclasses.replace(reply, latency=SLOWER)
 
 
 class Working:

@@ -3,9 +3,10 @@
 For each POST /v1/chat/completions the server hands the parsed request (a `ChatRequest`)
 to its responder, a callable that returns a step (replies.py), and serves that step.
 GET /v1/models names one model; other GET paths are the `pages` given (the benchmark's
-/stats, a judge's /metrics): what a page returns is sent as JSON, or as it is if text. It is bounded: it listens on loopback only, refuses bodies over MAX_BODY (413)
-and non-JSON ones (400), serves at most `slots` requests at once when told (the rest
-wait for a slot, as at a real server's parallel slots), and every wait in it ends at its
+/stats, a judge's /metrics): what a page returns is sent as JSON, or as it is if text.
+It is bounded: it listens on loopback only, refuses bodies over MAX_BODY (413) and
+non-JSON ones (400), serves at most `slots` requests at once when told (the rest wait
+for a slot, as at a real server's parallel slots), and every wait in it ends at its
 teardown. A responder that raises is answered with a 500 that names the error.
 
 It counts on a `Traffic`: the bodies received, the requests in flight and waiting and
