@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -37,8 +37,9 @@ def ping() -> str:
 
 
 # The embedded judge (GRADER_BASE_URL unset) is one llama.cpp server per machine. The
-# worker's main process starts it before forking its prefork children, so the children
-# share it and none of them owns it: a child replaced by the pool takes nothing down.
+# worker's main process finds or starts it before forking its prefork children, so it
+# is loaded before the first task, and the lease taken on it (grading/embedded/shared.py)
+# is the children's too: it is used for as long as the worker runs.
 # Imports are inside the handlers: Django is set up only once the worker starts.
 
 
@@ -47,20 +48,6 @@ def start_embedded_judge(**kwargs: Any) -> None:
     from grading.setup import worker_judge_start
 
     worker_judge_start()
-
-
-@worker_process_init.connect
-def forget_parents_embedded_judge(**kwargs: Any) -> None:
-    from grading.embedded.shared import forget_inherited_judges
-
-    forget_inherited_judges()
-
-
-@worker_shutdown.connect
-def stop_embedded_judge(**kwargs: Any) -> None:
-    from grading.embedded.shared import stop_started_judges
-
-    stop_started_judges()
 
 
 # The worker's heartbeat in the database (grading.workers), from its main process: it

@@ -401,6 +401,11 @@ GRADER_CONCURRENCY = env_int("GRADER_CONCURRENCY", 8)
 # /metrics counters): a slow server is waited for, a silent one is given up on.
 GRADER_TIMEOUT = env_float("GRADER_TIMEOUT", 120.0)
 GRADER_LOCAL_MODEL = env_str("GRADER_LOCAL_MODEL", "qwen2.5-coder-1.5b")
+# The embedded judge stops once no process has used it for this long (seconds).
+GRADER_LOCAL_IDLE_SECONDS = env_float("GRADER_LOCAL_IDLE_SECONDS", 600.0)
+# Which build of llama.cpp serves it: "auto" (the machine's own build where one is
+# installed and works, else the prebuilt wheel), "native" or "prebuilt".
+GRADER_LOCAL_ENGINE = env_str("GRADER_LOCAL_ENGINE", "auto")
 # Where the judge's server sends no token logprobs, each verdict is asked this many more
 # times, sampled, and its confidence is the share that agree (0: leave it unmeasured).
 GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)

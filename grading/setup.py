@@ -1,39 +1,49 @@
 """Which judge grades: vLLM (or any OpenAI-compatible server) or the embedded llama.cpp one.
 
-`GRADER_BASE_URL` set: that server. Unset: the embedded judge (DESIGN.md section 3), the
-packaged model `GRADER_LOCAL_MODEL` on 127.0.0.1, one server per machine (per VAR_DIR
-and model) shared by every process (grading/embedded/shared.py): a Celery worker starts
-it in its main process (`worker_judge_start`); any other process finds it, or starts
-one for as long as it runs.
+`GRADER_BASE_URL` set: that server. Unset: the embedded judge, the packaged model
+`GRADER_LOCAL_MODEL` on 127.0.0.1, one server per machine (per VAR_DIR and model)
+shared by every process (grading/embedded/shared.py): whichever process needs it first
+starts it (a Celery worker does as it starts, `worker_judge_start`), and it runs until
+no process has used it for GRADER_LOCAL_IDLE_SECONDS. A client that loses it finds it
+again, or starts another (`JudgeConfig.relocate`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
 
 from campaign.models import Campaign, Track, TrackKind
 from grading.embedded.models import ModelInstallError
-from grading.embedded.shared import shared_judge
+from grading.embedded.shared import SharedJudge, shared_judge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 
 logger = logging.getLogger(__name__)
 
 
-def _embedded_server(name: str | None = None) -> tuple[str, str, int]:
-    """(base_url, model, slots) of the machine's embedded judge serving the packaged
-    model `name` (GRADER_LOCAL_MODEL unless given), started here if none is running."""
-    judge = shared_judge(name or settings.GRADER_LOCAL_MODEL, var_dir=Path(settings.VAR_DIR))
-    return judge.base_url, judge.model, judge.slots
+def _embedded_server(name: str | None = None) -> SharedJudge:
+    """The machine's embedded judge serving the packaged model `name`
+    (GRADER_LOCAL_MODEL unless given), started here if none is running."""
+    return shared_judge(name or settings.GRADER_LOCAL_MODEL, var_dir=Path(settings.VAR_DIR),
+                        idle_seconds=settings.GRADER_LOCAL_IDLE_SECONDS,
+                        engine=settings.GRADER_LOCAL_ENGINE)
+
+
+def _embedded_base_url(name: str) -> str:
+    """Where the embedded judge `name` serves now (`JudgeConfig.relocate`)."""
+    return _embedded_server(name).base_url
 
 
 def worker_judge_start() -> None:
     """In a Celery worker's main process, before it forks its children: start (or find)
-    the machine's embedded judge when it is the official one, so the children share one
-    server that outlives any of them and stops with the worker (config/celery.py).
+    the machine's embedded judge when it is the official one, so that it is loaded
+    before the first task, and the worker and its children hold one lease on it for as
+    long as the worker runs (config/celery.py).
 
     A judge that cannot start (no network for the first download, say) does not stop
     the worker: it is logged, and the first task that needs the judge tries again and
@@ -54,19 +64,21 @@ def judge_config() -> JudgeConfig:
 
 
 def _embedded_config(name: str | None = None) -> JudgeConfig:
-    base_url, model, slots = _embedded_server(name)
-    # No more requests in flight than the server decodes at once: on a slow CPU a request
-    # queued behind a busy slot spends its whole timeout waiting, is retried, and the
-    # retry queues again.
-    return _config(base_url, model, concurrency=min(settings.GRADER_CONCURRENCY, slots))
+    judge = _embedded_server(name)
+    # No more requests in flight than the server decodes at once: more would only wait
+    # in its queue, and each would keep a connection open meanwhile.
+    return _config(judge.base_url, judge.model,
+                   concurrency=min(settings.GRADER_CONCURRENCY, judge.slots),
+                   relocate=functools.partial(_embedded_base_url, judge.model))
 
 
-def _config(base_url: str, model: str, concurrency: int | None = None) -> JudgeConfig:
+def _config(base_url: str, model: str, concurrency: int | None = None,
+            relocate: Callable[[], str] | None = None) -> JudgeConfig:
     """A judge at `base_url` serving `model`, with the GRADER_* key, concurrency, timeout."""
     return JudgeConfig(
         base_url=base_url, model=model, api_key=settings.GRADER_API_KEY,
         concurrency=concurrency or settings.GRADER_CONCURRENCY, timeout=settings.GRADER_TIMEOUT,
-        doubt_samples=settings.GRADER_DOUBT_SAMPLES,
+        doubt_samples=settings.GRADER_DOUBT_SAMPLES, relocate=relocate,
     )
 
 

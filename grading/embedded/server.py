@@ -6,12 +6,21 @@ process (`python -m grading.embedded.server --child ...`) rather than in the cal
 - the model's memory and llama.cpp's threads stay out of web and worker processes, and
   nothing is forked after the native library is loaded (it is not fork-safe);
 - Celery's prefork workers are daemonic and may not start multiprocessing children, but
-  they may start a subprocess;
-- stopping is certain: the child exits when its stdin closes (so also when the parent
-  dies), on SIGTERM, or is killed after a grace period.
+  they may start a subprocess.
 
 The child binds 127.0.0.1 on a port the OS picks (no race over a "free" port) and
 reports its address on stdout; the parent then waits for `/health` to answer 200.
+How long the child lives depends on how it was started:
+- as a context manager (a benchmark, a test): until its stdin closes (so also when the
+  parent dies), on SIGTERM, or it is killed after a grace period;
+- with a `Lease` (the machine's shared judge, shared.py): in a session of its own, so
+  no terminal's Ctrl-C nor its starter's exit reaches it, until no process has held its
+  lease for `idle_seconds` (records.py), or SIGTERM.
+
+Its llama.cpp threads wait without spinning (OpenMP's passive wait policy): a spinning
+thread holds a core that another process needs, and on a shared machine every step
+then waits for a descheduled thread (docs/judging.md, "The engine"). It serves
+`/metrics`, whose counters tell the judge client that a slow reply is still coming.
 `main()` (behind `manage.py serve_llm`) serves in the foreground until interrupted.
 """
 
@@ -19,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import importlib
 import json
+import logging
 import os
 import select
 import signal
@@ -36,7 +47,11 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Self, TextIO
 
+from grading.embedded.engines import NATIVE, PREBUILT, chosen_engine, engine_environment
 from grading.embedded.models import DEFAULT_MODEL, MODELS, ModelInstallError, ensure_model
+from grading.embedded.records import withdraw_record
+
+logger = logging.getLogger(__name__)
 
 READY_PREFIX = "EMBEDDED-JUDGE-READY "
 SERVER_EXITED = "the embedded judge exited with code {code} while starting; log {log}:\n{tail}"
@@ -62,6 +77,14 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 0
     prompt_cache_mib: int = 1024
+    # How llama.cpp's OpenMP threads wait for each other: "PASSIVE" sleeps, so a core
+    # another process needs is free at once; None is OpenMP's default (they spin first).
+    wait_policy: str | None = "PASSIVE"
+    # Tokens computed per step (llama.cpp's batch and micro-batch). Its /metrics counters
+    # move once a step, and the judge client waits while they move: a step must end well
+    # within GRADER_TIMEOUT even on a loaded machine (512 tokens of the 1.5B model at 10
+    # tokens/s take 51 s). None: llama.cpp's own, up to 2048 tokens a step.
+    batch: int | None = 512
 
     def as_args(self) -> list[str]:
         """The same options as command-line arguments of this module."""
@@ -70,7 +93,26 @@ class ServerOptions:
                 "--prompt-cache-mib", str(self.prompt_cache_mib)]
         if self.threads is not None:
             args += ["--threads", str(self.threads)]
+        if self.batch is not None:
+            args += ["--batch", str(self.batch)]
         return args
+
+
+@dataclass(frozen=True)
+class Lease:
+    """What keeps a shared server alive: processes holding shared locks on `path`.
+
+    Once none has held one for `idle_seconds`, the server withdraws `record` (if it
+    still names it) and exits.
+    """
+
+    path: Path
+    record: Path
+    idle_seconds: float
+
+    def as_args(self) -> list[str]:
+        return ["--lease", str(self.path), "--record", str(self.record),
+                "--idle-seconds", str(self.idle_seconds)]
 
 
 class EmbeddedJudge:
@@ -81,6 +123,8 @@ class EmbeddedJudge:
 
     Installs the model first if needed (see `models.ensure_model`). The server's log
     goes to `<var_dir>/logs/embedded-judge.log` unless `log_path` says otherwise.
+    With a `lease`, the server lives on its own once started (see the module docstring).
+    `engine` names the llama.cpp build (engines.py; None: the best installed).
     `command` replaces the child's command line (then no model is installed): a stand-in
     that speaks the same start-up protocol, for tests of what is built on this class.
     """
@@ -95,6 +139,8 @@ class EmbeddedJudge:
         log_path: Path | None = None,
         progress: TextIO | None = sys.stderr,
         command: Sequence[str] | None = None,
+        lease: Lease | None = None,
+        engine: str | None = None,
     ) -> None:
         self.model = model
         self.var_dir = Path(var_dir)
@@ -103,6 +149,9 @@ class EmbeddedJudge:
         self.log_path = log_path or self.var_dir / "logs" / "embedded-judge.log"
         self.progress = progress
         self.command = list(command) if command is not None else None
+        self.lease = lease
+        self.engine = engine
+        self.engine_name = ""  # the engine it runs, once started
         self._process: subprocess.Popen[str] | None = None
         self._address: str | None = None
 
@@ -130,19 +179,39 @@ class EmbeddedJudge:
         self.stop()
 
     def start(self) -> Self:
-        """Install the model if needed, start the server and wait until it is healthy."""
+        """Install the model if needed, start the server and wait until it is healthy.
+
+        A machine's own build that fails to start where none was asked for by name (a
+        disk moved to an older CPU, say) gives way to the prebuilt wheel, with a warning.
+        """
         if self._process is not None:
             return self
         command = self.command or self._child_command(
             ensure_model(self.model, var_dir=self.var_dir, progress=self.progress))
+        if self.lease is not None:
+            command = [*command, *self.lease.as_args()]
+        engine = chosen_engine(self.engine, var_dir=self.var_dir)
+        try:
+            return self._started(command, engine)
+        except RuntimeError as error:
+            if engine != NATIVE or self.engine == NATIVE:
+                raise
+            logger.warning("the native engine did not start, so the prebuilt one serves: %s",
+                           error)
+            return self._started(command, PREBUILT)
+
+    def _started(self, command: list[str], engine: str) -> Self:
+        self.engine_name = engine
+        env = engine_environment(engine, var_dir=self.var_dir, package_root=_PACKAGE_ROOT,
+                                 wait_policy=self.options.wait_policy)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ,
-               "PYTHONPATH": os.pathsep.join(
-                   filter(None, [str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
         with self.log_path.open("a") as log:
             self._process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                text=True, env=env,
+                command, stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+                # A leased server is nobody's child: no pipe, signal or session ties it
+                # to the process that happened to start it.
+                stdin=subprocess.DEVNULL if self.lease else subprocess.PIPE,
+                start_new_session=self.lease is not None,
             )
         try:
             deadline = time.monotonic() + self.startup_timeout
@@ -158,17 +227,11 @@ class EmbeddedJudge:
                 "--model-path", str(model_path), "--alias", self.model,
                 *self.options.as_args()]
 
-    def detach(self) -> None:
-        """Forget the server without stopping it: for a forked copy of the process that
-        started it (a Celery prefork child), whose copies of the pipes would otherwise
-        keep the server's stdin open after the starter is gone."""
+    def release(self) -> None:
+        """Forget a leased server, which goes on without this process."""
         process, self._process, self._address = self._process, None, None
-        if process is None:
-            return
-        for pipe in (process.stdin, process.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        if process is not None and process.stdout is not None:
+            process.stdout.close()
 
     def stop(self, grace: float = 15.0) -> None:
         """Stop the server: close its stdin, then SIGTERM, then SIGKILL if it lingers."""
@@ -260,6 +323,9 @@ def run_server(
     params.n_ctx = options.n_parallel * options.ctx_per_slot
     params.cache_ram_mib = options.prompt_cache_mib
     params.ui = False
+    params.endpoint_metrics = True  # the client reads progress off its counters
+    if options.batch is not None:
+        params.n_batch = params.n_ubatch = options.batch
     if options.threads is not None:
         params.cpuparams.n_threads = options.threads
         params.cpuparams_batch.n_threads = options.threads
@@ -298,15 +364,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default=ServerOptions.host)
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--prompt-cache-mib", type=int, default=ServerOptions.prompt_cache_mib)
+    parser.add_argument("--batch", type=int, default=ServerOptions.batch)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model-path", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--alias", help=argparse.SUPPRESS)
+    add_lease_arguments(parser)
     args = parser.parse_args(argv)
     options = ServerOptions(n_parallel=args.parallel, ctx_per_slot=args.ctx_per_slot,
                             threads=args.threads, host=args.host, port=args.port,
-                            prompt_cache_mib=args.prompt_cache_mib)
+                            prompt_cache_mib=args.prompt_cache_mib, batch=args.batch)
     if args.child:
-        _child(args.model_path, alias=args.alias, options=options)
+        _child(args.model_path, alias=args.alias, options=options, lease=lease_of(args))
         return 0
     try:
         serve_forever(args.model, var_dir=args.var_dir, options=options)
@@ -316,26 +384,94 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _child(model_path: Path, *, alias: str, options: ServerOptions) -> None:
-    # Only the ready line goes to the parent's pipe: everything else written to stdout,
-    # by llama.cpp or by Python, goes to stderr (the log), so the pipe never fills up.
-    ready_pipe = os.dup(1)
-    os.dup2(2, 1)
-    stop = stop_on_signals()
+def _child(model_path: Path, *, alias: str, options: ServerOptions,
+           lease: Lease | None) -> None:
+    life = ChildLife(lease)
+    try:
+        run_server(model_path, alias=alias, options=options, on_ready=life.announce,
+                   stop=life.stop)
+    finally:
+        life.end()
 
-    def watch_stdin() -> None:
-        # EOF on stdin: the parent closed it or died. Either way, stop serving.
-        while sys.stdin.readline():
-            pass
-        stop.set()
 
-    threading.Thread(target=watch_stdin, name="watch-parent", daemon=True).start()
+class ChildLife:
+    """How a server child lives (the real one, and the stand-ins of tests).
 
-    def announce(address: str) -> None:
-        os.write(ready_pipe, (READY_PREFIX + json.dumps({"address": address}) + "\n").encode())
-        os.close(ready_pipe)
+    Made first thing: stdout goes to the log (only the ready line goes to the parent's
+    pipe, so the pipe never fills up), and SIGINT/SIGTERM set `stop`. Without a lease,
+    the end of stdin sets it too (the parent closed it, or died); with one, so does the
+    lease falling unused (`watch_lease`), once the address is announced. `end` withdraws
+    a leased server's record, however it stopped.
+    """
 
-    run_server(model_path, alias=alias, options=options, on_ready=announce, stop=stop)
+    def __init__(self, lease: Lease | None) -> None:
+        self.lease = lease
+        self._ready_pipe = os.dup(1)
+        os.dup2(2, 1)
+        self.stop = stop_on_signals()
+        if lease is None:
+            threading.Thread(target=_watch_stdin, args=(self.stop,), name="watch-parent",
+                             daemon=True).start()
+
+    def announce(self, address: str) -> None:
+        """Tell the parent where the server listens (once), and start living on."""
+        os.write(self._ready_pipe,
+                 (READY_PREFIX + json.dumps({"address": address}) + "\n").encode())
+        os.close(self._ready_pipe)
+        if self.lease is not None:
+            threading.Thread(target=watch_lease, args=(self.lease, self.stop),
+                             name="watch-lease", daemon=True).start()
+
+    def end(self) -> None:
+        if self.lease is not None:
+            withdraw_record(self.lease.record, pid=os.getpid())
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    # EOF on stdin: the parent closed it or died. Either way, stop serving.
+    while sys.stdin.readline():
+        pass
+    stop.set()
+
+
+#: How often a leased server looks for its users.
+LEASE_CHECK_EVERY = 0.5
+
+
+def watch_lease(lease: Lease, stop: threading.Event) -> None:
+    """Set `stop` once no process has held `lease` for its `idle_seconds`; withdraw the
+    record first, while holding the lease alone, so a newcomer that was waiting for a
+    hold finds no record and starts the next server instead of using this one."""
+    unused_since: float | None = None
+    with lease.path.open("a") as handle:
+        while not stop.wait(LEASE_CHECK_EVERY):
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # someone uses it
+                unused_since = None
+                continue
+            try:
+                now = time.monotonic()
+                unused_since = now if unused_since is None else unused_since
+                if now - unused_since >= lease.idle_seconds:
+                    withdraw_record(lease.record, pid=os.getpid())
+                    stop.set()
+                    return
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def add_lease_arguments(parser: argparse.ArgumentParser) -> None:
+    """The child's `--lease`, `--record` and `--idle-seconds` (a `Lease` once parsed)."""
+    parser.add_argument("--lease", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--record", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--idle-seconds", type=float, default=0.0, help=argparse.SUPPRESS)
+
+
+def lease_of(args: argparse.Namespace) -> Lease | None:
+    if args.lease is None:
+        return None
+    return Lease(path=args.lease, record=args.record, idle_seconds=args.idle_seconds)
 
 
 def stop_on_signals() -> threading.Event:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from grading.judge import OpenAIJudge
 from grading.entailment_rule import RULE_PRECISION
+from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
 from grading.selectors import marked_run
 from grading.services import (

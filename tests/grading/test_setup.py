@@ -6,12 +6,15 @@ import pytest
 from django.test import override_settings
 
 from grading import setup
+from grading.embedded.records import SharedJudge
+
+SERVED = SharedJudge(model="qwen2.5-coder-0.5b", base_url="http://127.0.0.1:1/v1", slots=4,
+                     pid=1, started_by=1)
 
 
 @override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=8)
 def test_the_embedded_judge_gets_no_more_requests_than_it_has_slots(monkeypatch):
-    monkeypatch.setattr(setup, "_embedded_server",
-                        lambda name=None: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+    monkeypatch.setattr(setup, "_embedded_server", lambda name=None: SERVED)
 
     config = setup.judge_config()
 
@@ -19,10 +22,25 @@ def test_the_embedded_judge_gets_no_more_requests_than_it_has_slots(monkeypatch)
         "http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4)
 
 
+@override_settings(GRADER_BASE_URL="")
+def test_the_embedded_judge_s_client_asks_where_the_server_is_after_losing_it(monkeypatch):
+    asked: list[str | None] = []
+
+    def embedded_server(name: str | None = None) -> SharedJudge:
+        asked.append(name)
+        return SERVED if len(asked) == 1 else SharedJudge(
+            model=SERVED.model, base_url="http://127.0.0.1:2/v1", slots=4, pid=2, started_by=2)
+
+    monkeypatch.setattr(setup, "_embedded_server", embedded_server)
+    config = setup.judge_config()
+
+    assert config.relocate is not None and config.relocate() == "http://127.0.0.1:2/v1"
+    assert asked == [None, "qwen2.5-coder-0.5b"]
+
+
 @override_settings(GRADER_BASE_URL="", GRADER_CONCURRENCY=2)
 def test_a_lower_concurrency_setting_still_holds_for_the_embedded_judge(monkeypatch):
-    monkeypatch.setattr(setup, "_embedded_server",
-                        lambda name=None: ("http://127.0.0.1:1/v1", "qwen2.5-coder-0.5b", 4))
+    monkeypatch.setattr(setup, "_embedded_server", lambda name=None: SERVED)
 
     assert setup.judge_config().concurrency == 2
 

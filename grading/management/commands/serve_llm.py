@@ -1,10 +1,12 @@
-"""`python manage.py serve_llm`: run the machine's embedded llama.cpp judge in the foreground.
+"""`python manage.py serve_llm`: keep the machine's embedded llama.cpp judge up, in the
+foreground.
 
-Installs the packaged model `GRADER_LOCAL_MODEL` (or `--model`) on first use, serves
-the OpenAI chat protocol on 127.0.0.1 and records the server under VAR_DIR, where the
-worker, the `grade` command and the site find and share it (grading/embedded/shared.py)
-until this command is interrupted. If that model is already served under this VAR_DIR,
-it says where and leaves it be.
+Installs the packaged model `GRADER_LOCAL_MODEL` (or `--model`) on first use, and
+finds or starts the machine's shared server of it (grading/embedded/shared.py), which
+the worker, the `grade` command and the site use too. While this command runs it holds
+a lease on the server; once interrupted, the server stops as soon as no other process
+has used it for GRADER_LOCAL_IDLE_SECONDS. `--stop` stops it at once, whoever uses it
+(their clients start it again when they next need it).
 """
 
 from __future__ import annotations
@@ -17,47 +19,56 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from grading.embedded.models import MODELS, ModelInstallError
-from grading.embedded.server import EmbeddedJudge, ServerOptions, stop_on_signals
-from grading.embedded.shared import shared_judge, started_judge, stop_started_judges
+from grading.embedded.server import EmbeddedJudge, Lease, ServerOptions, stop_on_signals
+from grading.embedded.shared import find_judge, shared_judge, stop_judge
 
-ALREADY_SERVED = "{model} is already served at {base_url} (process {owner}); nothing to do"
-SERVING = "serving {model} at {base_url} with {slots} parallel slots (Ctrl-C stops)"
-SERVER_DIED = "the embedded judge exited with code {code}; log: {log}"
+ALREADY_SERVED = "{model} is already served at {base_url} (process {pid}); nothing to do"
+SERVING = ("serving {model} at {base_url} with {slots} parallel slots, {engine} engine "
+           "(Ctrl-C: it stops once no other process uses it)")
+SERVER_GONE = "the embedded judge (process {pid}) is gone; log: {log}"
+STOPPED = "stopped {model} at {base_url} (process {pid})"
+NOT_RUNNING = "{model} is not served under {var_dir}"
 
 
 class Command(BaseCommand):
-    help = "Serve the machine's embedded llama.cpp judge (packaged GGUF model) until interrupted."
+    help = ("Keep the machine's embedded llama.cpp judge (packaged GGUF model) up until "
+            "interrupted, or stop it.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--model", default=None, choices=sorted(MODELS),
                             help="packaged model (default: GRADER_LOCAL_MODEL)")
         parser.add_argument("--port", type=int, default=8080, help="0: any free port")
+        parser.add_argument("--stop", action="store_true",
+                            help="stop the running server now, whoever uses it")
 
     def handle(self, *args: Any, **options: Any) -> None:
         model = options["model"] or settings.GRADER_LOCAL_MODEL
         var_dir = Path(settings.VAR_DIR)
+        if options["stop"]:
+            stopped = stop_judge(model, var_dir=var_dir)
+            self.stdout.write(NOT_RUNNING.format(model=model, var_dir=var_dir) if stopped is None
+                              else STOPPED.format(model=model, base_url=stopped.base_url,
+                                                  pid=stopped.pid))
+            return
         stop = stop_on_signals()
 
-        def launch(model: str, var_dir: Path) -> EmbeddedJudge:
-            return EmbeddedJudge(model, var_dir=var_dir,
+        def launch(model: str, var_dir: Path, lease: Lease, engine: str | None) -> EmbeddedJudge:
+            return EmbeddedJudge(model, var_dir=var_dir, lease=lease, engine=engine,
                                  options=ServerOptions(port=options["port"]))
 
         try:
-            judge = shared_judge(model, var_dir=var_dir, launch=launch)
+            judge = shared_judge(model, var_dir=var_dir, launch=launch,
+                                 idle_seconds=settings.GRADER_LOCAL_IDLE_SECONDS,
+                                 engine=settings.GRADER_LOCAL_ENGINE)
         except (ModelInstallError, RuntimeError) as error:
             raise CommandError(str(error)) from error
-        server = started_judge(model, var_dir=var_dir)
-        if judge.owner_pid != os.getpid() or server is None:
+        if judge.started_by != os.getpid():
             self.stdout.write(ALREADY_SERVED.format(model=model, base_url=judge.base_url,
-                                                    owner=judge.owner_pid))
+                                                    pid=judge.pid))
             return
         self.stdout.write(SERVING.format(model=model, base_url=judge.base_url,
-                                         slots=judge.slots))
-        try:
-            while not stop.wait(timeout=1.0):
-                code = server.exit_code()
-                if code is not None:
-                    raise CommandError(SERVER_DIED.format(code=code, log=server.log_path))
-        finally:
-            stop_started_judges()
-
+                                         slots=judge.slots, engine=judge.engine))
+        while not stop.wait(timeout=1.0):
+            if find_judge(model, var_dir=var_dir) != judge:
+                raise CommandError(SERVER_GONE.format(
+                    pid=judge.pid, log=var_dir / "logs" / "embedded-judge.log"))

@@ -2,9 +2,12 @@
 
 `python -m tests.grading.embedded.standin_judge --alias NAME` binds 127.0.0.1 on a port
 the OS picks, says so on stdout as the real child does (`READY_PREFIX` + its address),
-answers `/health` and `/v1/models` (listing NAME), and exits when its stdin closes or
-on SIGTERM, as the real child does. Each start appends its pid to `--starts FILE`, so a
-test can count how many servers were started whatever process started them.
+answers `/health` and `/v1/models` (listing NAME), says `true` to every chat completion
+(enough for a judge client's entailment calls), and lives as the real child does
+(`server.ChildLife`): until its stdin closes, or with `--lease` until nobody holds
+its lease for `--idle-seconds`; SIGTERM stops it either way. Each start appends its pid
+to `--starts FILE`, so a test can count how many servers were started whatever process
+started them.
 """
 
 from __future__ import annotations
@@ -12,25 +15,31 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from grading.embedded.server import READY_PREFIX, EmbeddedJudge, ServerOptions
+from grading.embedded.server import (
+    ChildLife,
+    EmbeddedJudge,
+    Lease,
+    ServerOptions,
+    add_lease_arguments,
+    lease_of,
+)
 from grading.embedded.shared import Launch
 
 
 def standin_launch(starts: Path) -> Launch:
     """A `Launch` for `shared_judge` that starts this stand-in instead of llama.cpp."""
 
-    def launch(model: str, var_dir: Path) -> EmbeddedJudge:
+    def launch(model: str, var_dir: Path, lease: Lease, engine: str | None) -> EmbeddedJudge:
         return EmbeddedJudge(
             model, var_dir=var_dir, options=ServerOptions(n_parallel=3), startup_timeout=30,
-            command=[sys.executable, "-m", "tests.grading.embedded.standin_judge",
-                     "--alias", model, "--starts", str(starts)])
+            lease=lease, command=[sys.executable, "-m", "tests.grading.embedded.standin_judge",
+                                  "--alias", model, "--starts", str(starts)])
 
     return launch
 
@@ -39,6 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--alias", required=True)
     parser.add_argument("--starts", type=Path, required=True)
+    add_lease_arguments(parser)
     args = parser.parse_args()
     models = json.dumps({"object": "list", "data": [{"id": args.alias, "object": "model"}]})
 
@@ -50,26 +60,30 @@ def main() -> None:
             self.end_headers()
             self.wfile.write((body or "{}").encode())
 
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"model": args.alias, "choices": [{
+                "index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "true"}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with args.starts.open("a") as starts:
         starts.write(f"{os.getpid()}\n")
+    life = ChildLife(lease_of(args))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
-
-    def watch_stdin() -> None:
-        while sys.stdin.readline():
-            pass
-        stop.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    address = f"http://127.0.0.1:{server.server_address[1]}"
-    print(READY_PREFIX + json.dumps({"address": address}), flush=True)
-    stop.wait()
+    life.announce(f"http://127.0.0.1:{server.server_address[1]}")
+    life.stop.wait()
     server.shutdown()
+    life.end()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from grading.embedded.server import EmbeddedJudge, ServerOptions, is_healthy
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
 from grading.llm.inputs import entailment_request
 from grading.llm.parsing import EntailmentLabel
+from grading.llm.progress import work_done
 from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
 
 PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
@@ -54,9 +55,13 @@ def test_the_packaged_small_model_judges_entailment_right_with_full_provenance(
                     client.judge_entailment(passage=PASSAGE, nugget=ENTAILED_NUGGET),
                     client.judge_entailment(passage=PASSAGE, nugget=CONTRADICTED_NUGGET)))
 
+        work_before = work_done(_metrics(base_url))
         entailed, contradicted = asyncio.run(judge_both())
+        work_after = work_done(_metrics(base_url))
 
     assert SMALL_MODEL in json.dumps(listed)
+    # The counters the client watches while a reply is late are there, and rise with work.
+    assert work_before is not None and work_after is not None and work_after > work_before
     assert entailed.label is not None and entailed.label.entailed is True, entailed.raw_output
     assert contradicted.label is not None and contradicted.label.entailed is False, (
         contradicted.raw_output)
@@ -115,3 +120,8 @@ def test_a_server_that_dies_while_starting_is_reported_with_its_log(
     assert str(tmp_path / "server.log") in str(failed.value)
     with pytest.raises(RuntimeError, match="not running"):
         _ = judge.base_url
+
+
+def _metrics(base_url: str) -> str:
+    with urllib.request.urlopen(f"{base_url.removesuffix('/v1')}/metrics", timeout=10) as page:
+        return str(page.read().decode())

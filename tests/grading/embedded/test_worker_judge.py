@@ -1,8 +1,9 @@
 """A real prefork Celery worker shares one embedded judge among its children.
 
 The worker's main process starts the judge (worker_init), its children find it through
-the record, a child replaced by the pool takes nothing down, and the judge stops with the
-worker. The judge is the stand-in of `standin_judge.py`, so no model is loaded.
+the record, a child replaced by the pool takes nothing down, and the judge, used for as
+long as the worker runs, stops once the worker has gone and it has been idle. The judge
+is the stand-in of `standin_judge.py`, so no model is loaded.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def test_a_worker_s_children_share_the_judge_its_main_process_started(tmp_path: 
     queue = f"embedded-judge-{os.getpid()}"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
            "VAR_DIR": str(settings.VAR_DIR), "GRADER_BASE_URL": "",
-           "GRADER_LOCAL_MODEL": model, "STANDIN_STARTS": str(starts)}
+           "GRADER_LOCAL_MODEL": model, "STANDIN_STARTS": str(starts),
+           "GRADER_LOCAL_IDLE_SECONDS": "1"}
     # Two children, each replaced after one task: four tasks see at least three children.
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "tests.grading.embedded.standin_worker",
@@ -47,7 +49,7 @@ def test_a_worker_s_children_share_the_judge_its_main_process_started(tmp_path: 
         worker.terminate()  # a warm shutdown, as Ctrl-C or `docker stop` gives
         worker.wait(timeout=60)
 
-    assert judge is not None and judge.owner_pid == worker.pid
+    assert judge is not None and judge.started_by == worker.pid
     assert started(starts) == [judge.pid]
     assert {(use["base_url"], use["model"]) for use in used} == {(judge.base_url, model)}
     children = {use["child"] for use in used}

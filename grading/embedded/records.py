@@ -1,0 +1,85 @@
+"""Where the machine's embedded judge is written down, and who is using it.
+
+Under `<var_dir>/run/`, per packaged model:
+- `embedded-judge-<model>.json`, the record: the server's address, slots, pid and
+  engine, written whole (a rename) so a reader sees the old record or the new one;
+- `embedded-judge-<model>.lock`, taken (`flock`) by whoever starts or withdraws a server;
+- `embedded-judge-<model>.lease`, on which every process using the server holds a
+  shared `flock`. The kernel drops a process's hold when it exits, however it exits, so
+  the server, trying for an exclusive hold now and then, learns when nobody uses it.
+
+No Django here, and nothing that starts a server: the server and its users both read
+and write these files (server.py, shared.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SharedJudge:
+    """A running embedded judge as its record names it."""
+
+    model: str
+    base_url: str
+    slots: int
+    pid: int
+    started_by: int  # the pid of the process that started it (which may have exited)
+    engine: str = ""  # which build of llama.cpp serves it (engines.py)
+    threads: int = 0
+
+
+def record_path(model: str, *, var_dir: Path) -> Path:
+    """Where the machine's server of `model` is recorded."""
+    return Path(var_dir) / "run" / f"embedded-judge-{model}.json"
+
+
+def lease_path(record: Path) -> Path:
+    """The file whose shared locks are the server's users."""
+    return record.with_suffix(".lease")
+
+
+def read_record(record: Path) -> SharedJudge | None:
+    """The record's judge; None if there is none, or it is unreadable or from another
+    version (as good as stale: it is replaced at the next start)."""
+    try:
+        return SharedJudge(**json.loads(record.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_record(record: Path, judge: SharedJudge) -> None:
+    """Replace the record in one step: readers take no lock."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=record.parent, prefix=f".{record.name}.",
+                                     delete=False) as out:
+        json.dump(asdict(judge), out)
+    os.replace(out.name, record)
+
+
+@contextlib.contextmanager
+def start_lock(record: Path) -> Iterator[None]:
+    """Held while a server is started or its record withdrawn: one at a time."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with record.with_suffix(".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def withdraw_record(record: Path, *, pid: int) -> None:
+    """Remove the record if it still names the server `pid`."""
+    with start_lock(record):
+        current = read_record(record)
+        if current is not None and current.pid == pid:
+            record.unlink(missing_ok=True)
