@@ -1,164 +1,369 @@
-"""Benchmark: the packaged judges on the labelled dev set, prompts v1 against v2 (issue 12).
+"""Benchmark: the embedded judge's engine, today's setup against the new one, quiet and loaded.
 
-For each packaged model (Qwen2.5-Coder-1.5B and -0.5B by default) it starts the
-embedded llama.cpp server once and, side by side in this one run, judges the dev set
-(grading/validation/dev.jsonl) with
-- v1: the one-call prompts of grading/llm/prompts.py (reason first for answers, a
-  reason per nugget), as graded before issue 12;
-- v2: the divided subtasks of grading/llm/subtasks.py through `OpenAIJudge` (the gold
-  rule first, verdict-only yes/no calls, relevance only for correct answers), measured
-  by grading/validation/runner.py as `judge_eval` does.
-It prints per model, version and pass: accuracy, Cohen's kappa, precision/recall of
-"bogus", the exact relevant-set rate, judgments/s and tokens per judgment, then the
-v2/v1 speed ratios. Targets for the 1.5B on 2 cores: >= 2 entailment and >= 0.5 answer
-judgments/s; >= 0.95 entailment and gold-answer accuracy, >= 0.85 without gold,
->= 0.75 exact relevant sets.
+For each packaged model (Qwen2.5-Coder-1.5B, the default judge, and the 0.5B) and each
+machine load, side by side in this one run, it starts the embedded llama.cpp server
+twice and measures each:
+- today: the prebuilt xllamacpp wheel, OpenMP's default wait policy (threads spin
+  before they sleep), llama.cpp's default batch (up to 2048 tokens a step);
+- new: the build compiled for this machine where `make demo`/`make test` made one
+  (grading/embedded/engines.py), passive waiting, 512-token steps.
+The judge client and pipeline are the same for both (the names-and-numbers rule first,
+calls sharing a prompt start one after another).
+
+Loads, each started before the two setups are measured and stopped after:
+- quiet: nothing else (close everything else first: the load average is printed);
+- cores: one CPU-bound process per core, both cores kept busy;
+- judge: another llama.cpp server (the 0.5B, today's setup) generating nonstop for two
+  clients: a second demo or test run on the same machine.
+
+Per measurement: prefill and decode tokens/s of one request (best of 3: a fresh
+220-token prompt, and 64 generated tokens, from llama.cpp's own timings), and
+judgments/s of three passes over the labelled dev set (grading/validation/dev.jsonl):
+entailment (whole passages' claims, so that claims share passages as in a run),
+the answer check against gold answers, and the answer check from nuggets (relevance
+calls included), each with its accuracy where it finished. A pass or request
+still running after `--budget` seconds is stopped: its rate is what it did meanwhile
+(marked "~"; a token rate is "-" where no request ended in time). `--setups new,new1`
+sets two threads against one; `--setups today,native,passive,new` shows what the native
+build and the passive threads each buy alone. Then the table, and the ratios the targets
+are set on: each setup against today's, and loaded/quiet per setup (targets on 2
+cores, quiet: the 1.5B >= 1.0 entailment and >= 0.4 answer judgments/s; loaded, no
+worse than half of its quiet figure).
 
 Run: .venv/bin/python bench/bench_judge.py [--models qwen2.5-coder-1.5b,qwen2.5-coder-0.5b]
-     [--versions v1,v2] [--set FILE] [--limit N] [--parallel 2] [--threads N]
-`--limit N` takes the first N items of each kind (a quick look; figures are noisier).
-Models come from <repo>/var/models (installed from PyPI on first use). The machine's
-other load shows in the speeds (the load average is printed).
+     [--loads quiet,cores,judge] [--setups today,new] [--entailment 60] [--answers 20]
+     [--budget 180]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
+import json
 import os
+import random
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from grading.embedded.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
+from grading.embedded.models import SMALL_MODEL  # noqa: E402
 from grading.embedded.server import EmbeddedJudge, ServerOptions  # noqa: E402
-from grading.judge import OpenAIJudge  # noqa: E402
-from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig  # noqa: E402
-from grading.llm.inputs import answer_request, entailment_request  # noqa: E402
-from grading.llm.parsing import AnswerLabel, EntailmentLabel  # noqa: E402
-from grading.llm.prompts import AnswerCheck  # noqa: E402
-from grading.validation.figures import Pair, agreement  # noqa: E402
-from grading.validation.labelled import (  # noqa: E402
-    DEV_SET,
-    AnswerItem,
-    LabelledSet,
-    read_labelled_set,
+from grading.judge import (  # noqa: E402
+    AnswerInput,
+    EntailmentInput,
+    JudgeInput,
+    JudgeOutcome,
+    OpenAIJudge,
 )
-from grading.validation.runner import PASSES, validate_judge  # noqa: E402
+from grading.llm.client import JudgeConfig  # noqa: E402
+from grading.validation.labelled import DEV_SET, read_labelled_set  # noqa: E402
+
+VAR = ROOT / "var"
+LOG = VAR / "logs" / "bench-judge.log"
+PASSES = ("entailment", "answer_gold", "answer_nuggets")
 
 
-def _limited(labelled: LabelledSet, limit: int | None) -> LabelledSet:
-    if limit is None:
-        return labelled
-    items = tuple(labelled.entailment[:limit]) + tuple(labelled.answers[:limit])
-    return LabelledSet(name=labelled.name, sha256=labelled.sha256, items=items)
+@dataclass(frozen=True)
+class Setup:
+    name: str
+    engine: str | None
+    options: ServerOptions
 
 
-def _speed(calls: Sequence[Any], seconds: float) -> dict[str, Any]:
-    done = [c for c in calls if isinstance(c, JudgeCall)]
-    tokens = [(c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in done]
-    return {"judgments_per_second": len(calls) / seconds,
-            "tokens_per_judgment": sum(tokens) / len(tokens) if tokens else None}
+SETUPS = {
+    "today": Setup("today", PREBUILT, ServerOptions(wait_policy=None, batch=None)),
+    "new": Setup("new", None, ServerOptions()),
+    # The new setup on one thread: whether fewer threads than cores pay under a load.
+    "new1": Setup("new1", None, ServerOptions(threads=1)),
+    # Each change alone: the native build with today's threads and steps, and the
+    # prebuilt wheel with passive threads and 512-token steps.
+    "native": Setup("native", None, ServerOptions(wait_policy=None, batch=None)),
+    "passive": Setup("passive", PREBUILT, ServerOptions()),
+}
 
 
-async def _v1(config: JudgeConfig, labelled: LabelledSet) -> dict[str, dict[str, Any]]:
-    """The v1 prompts over the set: one call per item, as grading made them before."""
-    figures: dict[str, dict[str, Any]] = {}
-    async with JudgeClient(config) as client:
-        items = labelled.entailment
-        started = time.perf_counter()
-        calls = await client.judge_all(
-            [entailment_request(passage=i.passage, nugget=i.nugget) for i in items])
-        seconds = time.perf_counter() - started
-        pairs: list[Pair] = [(i.entailed, c.label.entailed if isinstance(c, JudgeCall)
-                              and isinstance(c.label, EntailmentLabel) else None)
-                             for i, c in zip(items, calls, strict=True)]
-        figures["entailment"] = {**agreement(pairs).as_json(bogus=True),
-                                 **_speed(calls, seconds)}
-        for section, check in (("answer_gold", AnswerCheck.GOLD),
-                               ("answer_nuggets", AnswerCheck.NUGGETS)):
-            answers: list[AnswerItem] = labelled.answers
-            started = time.perf_counter()
-            answer_calls = await client.judge_all([answer_request(
-                question=i.question, answer=i.answer, nuggets=dict(i.nuggets),
-                answer_check=check,
-                gold_answers=i.gold_answers if check == AnswerCheck.GOLD else ()) for i in answers])
-            seconds = time.perf_counter() - started
-            labels = [c.label if isinstance(c, JudgeCall) and isinstance(c.label, AnswerLabel)
-                      else None for c in answer_calls]
-            pairs = [(i.correct, None if label is None else label.correct)
-                     for i, label in zip(answers, labels, strict=True)]
-            sets = [(i, label) for i, label in zip(answers, labels, strict=True)
-                    if i.correct and i.nuggets]
-            exact = sum(1 for i, label in sets if label is not None and label.correct
-                        and label.relevant == i.relevant)
-            figures[section] = {**agreement(pairs).as_json(),
-                                "exact_relevant_set": exact / len(sets) if sets else None,
-                                **_speed(answer_calls, seconds)}
+@dataclass
+class Figures:
+    prefill: float | None = None
+    decode: float | None = None
+    rates: dict[str, tuple[float, bool]] = field(default_factory=dict)  # (j/s, finished)
+    accuracy: dict[str, float] = field(default_factory=dict)
+    load: float = 0.0
+    steal: float = 0.0
+    engine: str = ""
+
+
+# --- Machine readings -------------------------------------------------------------------
+
+def cpu_times() -> tuple[int, int]:
+    """(all, steal) jiffies from /proc/stat: the hypervisor's share shows as steal."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields), fields[7]
+
+
+@contextlib.contextmanager
+def watched(figures: Figures) -> Iterator[None]:
+    total, steal = cpu_times()
+    try:
+        yield
+    finally:
+        total2, steal2 = cpu_times()
+        figures.steal = (steal2 - steal) / max(total2 - total, 1)
+        figures.load = os.getloadavg()[0]
+
+
+# --- Competing loads ----------------------------------------------------------------------
+
+@contextlib.contextmanager
+def competing(load: str) -> Iterator[None]:
+    if load == "quiet":
+        yield
+    elif load == "cores":
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(os.cpu_count() or 2)]
+        try:
+            yield
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+    elif load == "judge":
+        with busy_judge():
+            yield
+    else:
+        raise SystemExit(f"unknown load {load!r}: quiet, cores or judge")
+
+
+@contextlib.contextmanager
+def busy_judge() -> Iterator[None]:
+    """A second llama.cpp server, today's setup, generating for two clients nonstop."""
+    stop = threading.Event()
+    with EmbeddedJudge(SMALL_MODEL, var_dir=VAR, engine=PREBUILT, progress=None,
+                       options=ServerOptions(n_parallel=2, wait_policy=None, batch=None),
+                       log_path=VAR / "logs" / "bench-busy-judge.log") as server:
+        def generate() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(OSError, urllib.error.URLError):
+                    post(server.base_url, {
+                        "model": SMALL_MODEL, "max_tokens": 200, "ignore_eos": True,
+                        "messages": [{"role": "user", "content":
+                                      f"[{random.random()}] Tell a long story."}]}, 600)
+
+        clients = [threading.Thread(target=generate, daemon=True) for _ in range(2)]
+        for client in clients:
+            client.start()
+        try:
+            yield
+        finally:
+            stop.set()
+
+
+# --- Measurements -------------------------------------------------------------------------
+
+def post(base_url: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    request = urllib.request.Request(f"{base_url}/chat/completions",
+                                     data=json.dumps(payload).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return dict(json.load(response))
+
+
+WORDS = ["the", "film", "was", "directed", "by", "a", "studio", "released", "in", "theaters",
+         "award", "sequel", "cast", "critics", "box", "office", "score", "premiere"]
+
+
+def tokens_per_second(base_url: str, model: str, budget: float) -> tuple[float | None, ...]:
+    """(prefill, decode) tokens/s of one request each, best of 3, from llama.cpp's timings."""
+    best: list[float | None] = [None, None]
+    deadline = time.monotonic() + budget
+    for _ in range(3):
+        seed = random.randrange(10**9)
+        rng = random.Random(seed)
+        prompt = f"[{seed}] " + " ".join(rng.choice(WORDS) for _ in range(180))
+        for slot, payload, key in (
+            (0, {"messages": [{"role": "user", "content": prompt}], "max_tokens": 1},
+             "prompt_per_second"),
+            (1, {"messages": [{"role": "user", "content": f"[{seed}] Count to a hundred."}],
+                 "max_tokens": 64, "ignore_eos": True}, "predicted_per_second"),
+        ):
+            left = deadline - time.monotonic()
+            if left <= 1:
+                return tuple(best)
+            try:
+                timings = post(base_url, {"model": model, "cache_prompt": False, **payload},
+                               left)["timings"]
+            except (OSError, urllib.error.URLError):
+                return tuple(best)
+            best[slot] = max(best[slot] or 0.0, float(timings[key]))
+    return tuple(best)
+
+
+def pass_inputs(entailment: int, answers: int) -> dict[str, tuple[list[JudgeInput], list[bool]]]:
+    """Each pass's inputs and the labels a person gave them: the dev set's first answer
+    items, and its first entailment items taken a passage at a time (every item citing
+    it), so that claims share passages as the nuggets of a run's answers do."""
+    labelled = read_labelled_set(DEV_SET)
+    by_passage: dict[str, list[Any]] = {}
+    for item in labelled.entailment:
+        by_passage.setdefault(item.passage, []).append(item)
+    ent: list[Any] = []
+    for items in by_passage.values():
+        if len(ent) >= entailment:
+            break
+        ent += items
+    ans = labelled.answers[:answers]
+    return {
+        "entailment": ([EntailmentInput(passage=i.passage, nugget=i.nugget) for i in ent],
+                       [i.entailed for i in ent]),
+        "answer_gold": ([AnswerInput(question=i.question, answer=i.answer, nuggets=i.nuggets,
+                                     answer_check="gold", gold_answers=i.gold_answers)
+                         for i in ans], [i.correct for i in ans]),
+        "answer_nuggets": ([AnswerInput(question=i.question, answer=i.answer,
+                                        nuggets=i.nuggets, answer_check="nuggets")
+                            for i in ans], [i.correct for i in ans]),
+    }
+
+
+def judged_pass(judge: OpenAIJudge, inputs: Sequence[JudgeInput], budget: float
+                ) -> tuple[float, bool, list[Any] | None]:
+    """(judgments/s, finished, outcomes if finished) of one pass, stopped after `budget`."""
+    done = [0]
+
+    def one_more() -> None:
+        done[0] += 1
+
+    started = time.perf_counter()
+    with judge.session() as session:
+        future = session.submit(inputs, on_judged=one_more)
+        try:
+            outcomes: list[Any] | None = future.result(timeout=budget)
+        except FutureTimeout:
+            outcomes = None
+        # Read before the session ends: the calls it cancels then count as ended too.
+        seconds, judged = time.perf_counter() - started, done[0]
+    return judged / seconds, outcomes is not None, outcomes
+
+
+def verdict(outcome: Any, field_name: str) -> bool | None:
+    if isinstance(outcome, JudgeOutcome) and outcome.label is not None:
+        value = outcome.label.get(field_name)
+        return value if isinstance(value, bool) else None
+    return None
+
+
+def measure(model: str, setup: Setup, passes: dict[str, tuple[list[JudgeInput], list[bool]]],
+            budget: float, say: Callable[[str], None]) -> Figures:
+    figures = Figures()
+    with watched(figures), EmbeddedJudge(model, var_dir=VAR, engine=setup.engine,
+                                         options=setup.options, progress=None,
+                                         startup_timeout=600, log_path=LOG) as server:
+        figures.engine = server.engine_name
+        figures.prefill, figures.decode = tokens_per_second(server.base_url, model, budget)
+        judge = OpenAIJudge(JudgeConfig(base_url=server.base_url, model=model,
+                                        concurrency=setup.options.n_parallel))
+        for name in PASSES:
+            inputs, humans = passes[name]
+            rate, finished, outcomes = judged_pass(judge, inputs, budget)
+            figures.rates[name] = (rate, finished)
+            if outcomes is not None:
+                field_name = "entailed" if name == "entailment" else "correct"
+                agreed = sum(verdict(o, field_name) is h for o, h in zip(outcomes, humans,
+                                                                         strict=True))
+                figures.accuracy[name] = agreed / len(humans)
+            say(f"  {name}: {'' if finished else '~'}{rate:.3f} j/s")
     return figures
 
 
-def _row(model: str, version: str, section: str, figures: dict[str, Any]) -> str:
-    def number(key: str, digits: int = 3) -> str:
-        value = figures.get(key)
-        return f"{value:.{digits}f}" if isinstance(value, float | int) else "-"
+# --- Report ------------------------------------------------------------------------------
 
-    return (f"{model:<20} {version:<3} {section:<15} {figures.get('items', '-')!s:>5} "
-            f"{number('accuracy'):>6} {number('kappa'):>6} {number('bogus_precision'):>6} "
-            f"{number('bogus_recall'):>6} {number('exact_relevant_set'):>6} "
-            f"{number('judgments_per_second', 2):>6} {number('tokens_per_judgment', 0):>6}")
+def number(value: float | None, digits: int = 1, finished: bool = True) -> str:
+    if value is None:
+        return "-"
+    return f"{'' if finished else '~'}{value:.{digits}f}"
 
 
-HEADER = (f"{'model':<20} {'ver':<3} {'pass':<15} {'items':>5} {'acc':>6} {'kappa':>6} "
-          f"{'bogP':>6} {'bogR':>6} {'exRel':>6} {'j/s':>6} {'tok/j':>6}")
+def row(model: str, load: str, setup: str, f: Figures) -> str:
+    rates = [number(f.rates[p][0], 3, f.rates[p][1]) if p in f.rates else "-" for p in PASSES]
+    accuracy = [number(f.accuracy.get(p), 2) for p in PASSES]
+    return (f"{model:<20} {load:<6} {setup:<6} {f.engine:<8} {number(f.prefill):>8} "
+            f"{number(f.decode):>7} {rates[0]:>8} {rates[1]:>8} {rates[2]:>8}  "
+            f"{'/'.join(accuracy):<14} {f.load:>5.2f} {100 * f.steal:>5.1f}%")
+
+
+HEADER = (f"{'model':<20} {'load':<6} {'setup':<6} {'engine':<8} {'prefill':>8} {'decode':>7} "
+          f"{'entail':>8} {'gold':>8} {'nuggets':>8}  {'accuracy e/g/n':<14} {'load':>5} "
+          f"{'steal':>6}")
+
+
+def ratio(new: float | None, old: float | None) -> str:
+    return f"{new / old:.2f}x" if new and old else "-"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="qwen2.5-coder-1.5b,qwen2.5-coder-0.5b")
-    parser.add_argument("--versions", default="v1,v2")
-    parser.add_argument("--set", type=Path, default=DEV_SET)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--parallel", type=int, default=ServerOptions.n_parallel)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--loads", default="quiet,cores,judge")
+    parser.add_argument("--setups", default="today,new")
+    parser.add_argument("--entailment", type=int, default=60)
+    parser.add_argument("--answers", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=180.0)
     args = parser.parse_args()
-    labelled = _limited(read_labelled_set(args.set), args.limit)
-    print(f"set {labelled.name} (sha256 {labelled.sha256[:12]}): "
-          f"{len(labelled.entailment)} entailment, {len(labelled.answers)} answer items; "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
-    results: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    passes = pass_inputs(args.entailment, args.answers)
+    print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; new engine: "
+          f"{chosen_engine(None, var_dir=VAR)} ({system_info(VAR) or 'the prebuilt wheel'}); "
+          f"{len(passes['entailment'][0])} entailment items (on "
+          f"{len({i.passage for i in passes['entailment'][0] if isinstance(i, EntailmentInput)})}"
+          f" passages), {args.answers} answer items of the dev set; "
+          f"budget {args.budget:.0f} s", flush=True)
+    results: dict[tuple[str, str, str], Figures] = {}
     for model in args.models.split(","):
-        options = ServerOptions(n_parallel=args.parallel, threads=args.threads)
-        with EmbeddedJudge(model, var_dir=ROOT / "var", options=options) as server:
-            config = JudgeConfig(base_url=server.base_url, model=server.model,
-                                 concurrency=args.parallel, timeout=900.0)
-            for version in args.versions.split(","):
-                if version == "v1":
-                    figures = asyncio.run(_v1(config, labelled))
-                else:
-                    figures = validate_judge(OpenAIJudge(config), labelled).figures
-                results[(model, version)] = figures
-                for section in PASSES:
-                    if section in figures:
-                        print(_row(model, version, section, figures[section]), flush=True)
+        for load in args.loads.split(","):
+            setups = args.setups.split(",")
+            with competing(load):
+                for name in setups:
+                    print(f"{model} {load} {name}", flush=True)
+                    results[(model, load, name)] = measure(
+                        model, SETUPS[name], passes, args.budget,
+                        lambda line: print(line, flush=True))
+                    print(row(model, load, name, results[(model, load, name)]), flush=True)
     print()
     print(HEADER)
-    for (model, version), figures in results.items():
-        for section in PASSES:
-            if section in figures:
-                print(_row(model, version, section, figures[section]))
+    for (model, load, name), figures in results.items():
+        print(row(model, load, name, figures))
+    print()
     for model in args.models.split(","):
-        before, after = results.get((model, "v1")), results.get((model, "v2"))
-        if before and after:
-            for section in PASSES:
-                old = before.get(section, {}).get("judgments_per_second")
-                new = after.get(section, {}).get("judgments_per_second")
-                if old and new:
-                    print(f"{model} {section}: v2/v1 speed {new / old:.2f}x")
+        for load in args.loads.split(","):
+            old = results.get((model, load, "today"))
+            for name in args.setups.split(","):
+                new = results.get((model, load, name))
+                if name != "today" and new and old:
+                    print(f"{model} {load}: {name}/today prefill "
+                          f"{ratio(new.prefill, old.prefill)}, decode "
+                          f"{ratio(new.decode, old.decode)}, " + ", ".join(
+                              f"{p} {ratio(new.rates[p][0], old.rates[p][0])}"
+                              for p in PASSES))
+        for name in args.setups.split(","):
+            quiet = results.get((model, "quiet", name))
+            for load in args.loads.split(","):
+                loaded = results.get((model, load, name))
+                if load != "quiet" and quiet and loaded:
+                    print(f"{model} {name}: {load}/quiet prefill "
+                          f"{ratio(loaded.prefill, quiet.prefill)}, decode "
+                          f"{ratio(loaded.decode, quiet.decode)}, " + ", ".join(
+                              f"{p} {ratio(loaded.rates[p][0], quiet.rates[p][0])}"
+                              for p in PASSES))
 
 
 if __name__ == "__main__":
