@@ -349,22 +349,20 @@ def main() -> None:
             for name in args.setups.split(","):
                 new = results.get((model, load, name))
                 if name != "today" and new and old:
-                    print(f"{model} {load}: {name}/today prefill "
-                          f"{ratio(new.prefill, old.prefill)}, decode "
-                          f"{ratio(new.decode, old.decode)}, " + ", ".join(
-                              f"{p} {ratio(new.rates[p][0], old.rates[p][0])}"
-                              for p in PASSES))
+                    print(f"{model} {load}: {name}/today {ratios(new, old)}")
         for name in args.setups.split(","):
             quiet = results.get((model, "quiet", name))
             for load in args.loads.split(","):
                 loaded = results.get((model, load, name))
                 if load != "quiet" and quiet and loaded:
-                    print(f"{model} {name}: {load}/quiet prefill "
-                          f"{ratio(loaded.prefill, quiet.prefill)}, decode "
-                          f"{ratio(loaded.decode, quiet.decode)}, " + ", ".join(
-                              f"{p} {ratio(loaded.rates[p][0], quiet.rates[p][0])}"
-                              for p in PASSES))
+                    print(f"{model} {name}: {load}/quiet {ratios(loaded, quiet)}")
 
+
+def ratios(figures: Figures, base: Figures) -> str:
+    """Each figure of `figures` as a multiple of the same figure of `base`."""
+    return (f"prefill {ratio(figures.prefill, base.prefill)}, decode "
+            f"{ratio(figures.decode, base.decode)}, " + ", ".join(
+                f"{p} {ratio(figures.rates[p][0], base.rates[p][0])}" for p in PASSES))
 
 if __name__ == "__main__":
     main()
