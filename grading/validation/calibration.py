@@ -1,0 +1,127 @@
+"""Confidence that means what it says: fit a map from the judge's raw confidence in its
+label to the share of such labels people agree with, and measure how far apart they are.
+
+Two fits, both on (raw confidence, agreed with people) pairs of a labelled set:
+isotonic regression (Zadrozny and Elkan 2002: the non-decreasing step function closest
+to the outcomes, pooled adjacent violators) and Platt scaling (Platt 1999: a logistic
+curve on the logit of the confidence). The expected calibration error is Guo et al.
+2017's: the sample-weighted mean gap between confidence and accuracy over equal-width
+bins. `out_of_fold` gives each item the confidence a fit on the other folds assigns it,
+so that a calibration is never measured on the items it was fitted on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import isotonic_regression, minimize
+
+#: Confidences are kept this far from 0 and 1 before a logit.
+_EDGE = 1e-6
+
+
+@dataclass(frozen=True)
+class Isotonic:
+    """A non-decreasing step function: below `thresholds[0]` it is `values[0]`; from
+    `thresholds[i]` on, `values[i]`."""
+
+    thresholds: tuple[float, ...]
+    values: tuple[float, ...]
+
+    def __call__(self, confidence: float) -> float:
+        index = int(np.searchsorted(self.thresholds, confidence, side="right")) - 1
+        return self.values[max(index, 0)]
+
+
+@dataclass(frozen=True)
+class Platt:
+    """p = 1 / (1 + exp(-(a * logit(confidence) + b)))."""
+
+    a: float
+    b: float
+
+    def __call__(self, confidence: float) -> float:
+        return _sigmoid(self.a * _logit(confidence) + self.b)
+
+
+Calibration = Callable[[float], float]
+
+
+def fit_isotonic(confidences: Sequence[float], agreed: Sequence[bool]) -> Isotonic:
+    """The isotonic fit; equal confidences are pooled first, so each gets one value."""
+    _check(confidences, agreed)
+    levels: dict[float, list[int]] = {}
+    for confidence, ok in zip(confidences, agreed, strict=True):
+        counts = levels.setdefault(float(confidence), [0, 0])
+        counts[0] += int(ok)
+        counts[1] += 1
+    xs = sorted(levels)
+    fitted = isotonic_regression([levels[x][0] / levels[x][1] for x in xs],
+                                 weights=[levels[x][1] for x in xs]).x
+    return Isotonic(thresholds=tuple(xs), values=tuple(float(v) for v in fitted))
+
+
+def fit_platt(confidences: Sequence[float], agreed: Sequence[bool]) -> Platt:
+    """The Platt fit, by maximum likelihood from a = 1, b = 0 (the identity)."""
+    _check(confidences, agreed)
+    z = np.array([_logit(c) for c in confidences])
+    y = np.array([float(ok) for ok in agreed])
+
+    def loss(params: np.ndarray) -> float:
+        s = params[0] * z + params[1]
+        # log(1 + e^s) - y * s, written so that large |s| does not overflow.
+        return float(np.sum(np.logaddexp(0.0, s) - y * s))
+
+    found = minimize(loss, x0=np.array([1.0, 0.0]), method="BFGS")
+    return Platt(a=float(found.x[0]), b=float(found.x[1]))
+
+
+def expected_calibration_error(confidences: Sequence[float], agreed: Sequence[bool],
+                               bins: int = 10) -> float:
+    """Sum over equal-width bins of (items in bin / n) x |mean confidence - accuracy|;
+    a confidence of exactly 1 falls in the last bin."""
+    _check(confidences, agreed)
+    total = 0.0
+    for index in range(bins):
+        members = [(c, ok) for c, ok in zip(confidences, agreed, strict=True)
+                   if min(int(c * bins), bins - 1) == index]
+        if members:
+            mean = sum(c for c, _ in members) / len(members)
+            accuracy = sum(ok for _, ok in members) / len(members)
+            total += len(members) / len(confidences) * abs(mean - accuracy)
+    return total
+
+
+def out_of_fold(confidences: Sequence[float], agreed: Sequence[bool], *, folds: int,
+                fit: Callable[[Sequence[float], Sequence[bool]], Calibration]) -> list[float]:
+    """Each item's calibrated confidence from a fit on the other folds (item i is in
+    fold i mod `folds`, so a labelled set in a fixed order gives fixed folds)."""
+    _check(confidences, agreed)
+    if not 2 <= folds <= len(confidences):
+        raise ValueError(f"folds must be from 2 to the number of items ({len(confidences)})")
+    calibrated = [0.0] * len(confidences)
+    for fold in range(folds):
+        train = [i for i in range(len(confidences)) if i % folds != fold]
+        calibration = fit([confidences[i] for i in train], [agreed[i] for i in train])
+        for i in range(fold, len(confidences), folds):
+            calibrated[i] = calibration(confidences[i])
+    return calibrated
+
+
+def _check(confidences: Sequence[float], agreed: Sequence[bool]) -> None:
+    if len(confidences) != len(agreed) or not confidences:
+        raise ValueError("expected as many outcomes as confidences, at least one")
+    if any(not 0.0 <= c <= 1.0 for c in confidences):
+        raise ValueError("expected confidences from 0 to 1")
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, _EDGE), 1.0 - _EDGE)
+    return math.log(p / (1.0 - p))
+
+
+def _sigmoid(s: float) -> float:
+    return 1.0 / (1.0 + math.exp(-s)) if s >= 0 else math.exp(s) / (1.0 + math.exp(s))
