@@ -49,7 +49,7 @@ from typing import Any, Self, TextIO
 
 from grading.embedded.engines import NATIVE, PREBUILT, chosen_engine, engine_environment
 from grading.embedded.models import DEFAULT_MODEL, MODELS, ModelInstallError, ensure_model
-from grading.embedded.records import withdraw_record
+from grading.embedded.records import lease_path, withdraw_record
 
 logger = logging.getLogger(__name__)
 
@@ -98,21 +98,29 @@ class ServerOptions:
         return args
 
 
+def server_log_path(var_dir: Path) -> Path:
+    """Where an embedded judge under `var_dir` logs, unless told otherwise."""
+    return Path(var_dir) / "logs" / "embedded-judge.log"
+
+
 @dataclass(frozen=True)
 class Lease:
-    """What keeps a shared server alive: processes holding shared locks on `path`.
+    """What keeps a shared server alive: processes holding shared locks on the lease
+    file beside `record` (records.lease_path).
 
     Once none has held one for `idle_seconds`, the server withdraws `record` (if it
     still names it) and exits.
     """
 
-    path: Path
     record: Path
     idle_seconds: float
 
+    @property
+    def path(self) -> Path:
+        return lease_path(self.record)
+
     def as_args(self) -> list[str]:
-        return ["--lease", str(self.path), "--record", str(self.record),
-                "--idle-seconds", str(self.idle_seconds)]
+        return ["--record", str(self.record), "--idle-seconds", str(self.idle_seconds)]
 
 
 class EmbeddedJudge:
@@ -146,7 +154,7 @@ class EmbeddedJudge:
         self.var_dir = Path(var_dir)
         self.options = options or ServerOptions()
         self.startup_timeout = startup_timeout
-        self.log_path = log_path or self.var_dir / "logs" / "embedded-judge.log"
+        self.log_path = log_path or server_log_path(self.var_dir)
         self.progress = progress
         self.command = list(command) if command is not None else None
         self.lease = lease
@@ -462,16 +470,15 @@ def watch_lease(lease: Lease, stop: threading.Event) -> None:
 
 
 def add_lease_arguments(parser: argparse.ArgumentParser) -> None:
-    """The child's `--lease`, `--record` and `--idle-seconds` (a `Lease` once parsed)."""
-    parser.add_argument("--lease", type=Path, help=argparse.SUPPRESS)
+    """The child's `--record` and `--idle-seconds` (a `Lease` once parsed)."""
     parser.add_argument("--record", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--idle-seconds", type=float, default=0.0, help=argparse.SUPPRESS)
 
 
 def lease_of(args: argparse.Namespace) -> Lease | None:
-    if args.lease is None:
+    if args.record is None:
         return None
-    return Lease(path=args.lease, record=args.record, idle_seconds=args.idle_seconds)
+    return Lease(record=args.record, idle_seconds=args.idle_seconds)
 
 
 def stop_on_signals() -> threading.Event:

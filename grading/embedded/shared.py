@@ -94,7 +94,7 @@ def shared_judge(model: str, *, var_dir: Path, launch: Launch | None = None,
         if stale is not None:
             logger.warning("replacing the stale embedded judge record %s (pid %d, %s)",
                            record, stale.pid, stale.base_url)
-        lease = Lease(path=lease_path(record), record=record, idle_seconds=idle_seconds)
+        lease = Lease(record=record, idle_seconds=idle_seconds)
         server = (launch or launch_packaged)(model, Path(var_dir), lease, engine).start()
         judge = SharedJudge(model=model, base_url=server.base_url,
                             slots=server.options.n_parallel, pid=server.pid,

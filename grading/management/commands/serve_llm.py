@@ -19,7 +19,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from grading.embedded.models import MODELS, ModelInstallError
-from grading.embedded.server import EmbeddedJudge, Lease, ServerOptions, stop_on_signals
+from grading.embedded.server import (
+    EmbeddedJudge,
+    Lease,
+    ServerOptions,
+    server_log_path,
+    stop_on_signals,
+)
 from grading.embedded.shared import find_judge, shared_judge, stop_judge
 
 ALREADY_SERVED = "{model} is already served at {base_url} (process {pid}); nothing to do"
@@ -71,4 +77,4 @@ class Command(BaseCommand):
         while not stop.wait(timeout=1.0):
             if find_judge(model, var_dir=var_dir) != judge:
                 raise CommandError(SERVER_GONE.format(
-                    pid=judge.pid, log=var_dir / "logs" / "embedded-judge.log"))
+                    pid=judge.pid, log=server_log_path(var_dir)))

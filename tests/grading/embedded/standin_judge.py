@@ -4,7 +4,7 @@
 the OS picks, says so on stdout as the real child does (`READY_PREFIX` + its address),
 answers `/health` and `/v1/models` (listing NAME), says `true` to every chat completion
 (enough for a judge client's entailment calls), and lives as the real child does
-(`server.ChildLife`): until its stdin closes, or with `--lease` until nobody holds
+(`server.ChildLife`): until its stdin closes, or with `--record` until nobody holds
 its lease for `--idle-seconds`; SIGTERM stops it either way. Each start appends its pid
 to `--starts FILE`, so a test can count how many servers were started whatever process
 started them.
