@@ -61,7 +61,6 @@ from grading.embedded.engines import PREBUILT, chosen_engine, system_info  # noq
 from grading.embedded.models import SMALL_MODEL  # noqa: E402
 from grading.embedded.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.judge import (  # noqa: E402
-    AnswerInput,
     EntailmentInput,
     JudgeInput,
     JudgeOutcome,
@@ -69,6 +68,7 @@ from grading.judge import (  # noqa: E402
 )
 from grading.llm.client import JudgeConfig  # noqa: E402
 from grading.validation.labelled import DEV_SET, read_labelled_set  # noqa: E402
+from grading.validation.runner import answer_input  # noqa: E402
 
 VAR = ROOT / "var"
 LOG = VAR / "logs" / "bench-judge.log"
@@ -227,12 +227,9 @@ def pass_inputs(entailment: int, answers: int) -> dict[str, tuple[list[JudgeInpu
     return {
         "entailment": ([EntailmentInput(passage=i.passage, nugget=i.nugget) for i in ent],
                        [i.entailed for i in ent]),
-        "answer_gold": ([AnswerInput(question=i.question, answer=i.answer, nuggets=i.nuggets,
-                                     answer_check="gold", gold_answers=i.gold_answers)
-                         for i in ans], [i.correct for i in ans]),
-        "answer_nuggets": ([AnswerInput(question=i.question, answer=i.answer,
-                                        nuggets=i.nuggets, answer_check="nuggets")
-                            for i in ans], [i.correct for i in ans]),
+        "answer_gold": ([answer_input(i, "gold") for i in ans], [i.correct for i in ans]),
+        "answer_nuggets": ([answer_input(i, "nuggets") for i in ans],
+                           [i.correct for i in ans]),
     }
 
 

@@ -34,7 +34,9 @@ class ValidationResult:
     outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _answer_input(item: AnswerItem, check: str) -> AnswerInput:
+def answer_input(item: AnswerItem, check: str) -> AnswerInput:
+    """The judge's input for a labelled answer item, checked against its gold answers
+    (`check` "gold") or from its nuggets alone ("nuggets")."""
     return AnswerInput(question=item.question, answer=item.answer, nuggets=item.nuggets,
                        answer_check=check,
                        gold_answers=item.gold_answers if check == "gold" else ())
@@ -98,7 +100,7 @@ def validate_judge(judge: Judge, labelled: LabelledSet,
     for section, check in (("answer_gold", "gold"), ("answer_nuggets", "nuggets")):
         if not answers:
             break
-        outcomes, seconds = _judged(judge, [_answer_input(i, check) for i in answers], on_judged)
+        outcomes, seconds = _judged(judge, [answer_input(i, check) for i in answers], on_judged)
         pairs = [(i.correct, _verdict(o, "correct"))
                  for i, o in zip(answers, outcomes, strict=True)]
         sets = [(i, o) for i, o in zip(answers, outcomes, strict=True)
