@@ -242,6 +242,7 @@ def _judgment_detail(judgment: Judgment) -> dict[str, Any]:
         "reason": judgment.reason, "llm_reason": judgment.llm_reason,
         "nugget_reasons": judgment.nugget_reasons, "edited": judgment.edited,
         "confidence": judgment.confidence,
+        "calibrated_confidence": judgment.calibrated_confidence,
         "doubtful": is_doubtful(judgment=judgment, campaign=judgment.campaign),
         "steps": judgment.steps, "input": judgment.input,
         "judge": {"model": judgment.judge_model, "prompt_version": judgment.prompt_version,

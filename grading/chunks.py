@@ -164,8 +164,8 @@ def chunk_grading(
 
     def work() -> tuple[GradeReport, bool]:
         with claim_heartbeat(claim, name=f"heartbeat-chunk-{chunk.pk}"):
-            report = run_grade(run=run, judge=judge or official_judge(), qids=chunk.qids,
-                               claim=claim)
+            report = run_grade(run=run, judge=judge or official_judge(run.track.campaign),
+                               qids=chunk.qids, claim=claim)
             second = second_judge(run.track)
             if second is not None:
                 second_pass(run=run, judge=second, claim=claim, qids=chunk.qids)

@@ -60,6 +60,7 @@ from grading.llm.subtasks import (
     nuggets_v2,
     relevance_v2,
 )
+from grading.validation.calibration import JudgeCalibration
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,9 @@ class JudgeOutcome:
     error: str = ""
     # The judge's probability for its label: the least sure step's (None: not measured).
     confidence: float | None = None
+    # The same through the judge's calibration: the share of such labels people agree
+    # with (None: no calibration fitted for one of its steps).
+    calibrated_confidence: float | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -245,11 +249,18 @@ class _Steps:
     latency: float = 0.0
     attempts: int = 0
     unparsed: str = ""  # the error of a step whose reply never parsed
+    calibration: JudgeCalibration | None = None
 
     def rule(self, step: str, verdict: GoldVerdict) -> None:
         self.records.append({"step": step, "decided_by": f"rule:{verdict.rule}",
                              "verdict": verdict.correct, "confidence": 1.0,
-                             "matched": verdict.matched})
+                             "calibrated": 1.0, "matched": verdict.matched})
+
+    def calibrated(self, step: str, decision: str, confidence: float | None) -> float | None:
+        """A call's confidence through the calibration fitted for its step and wording."""
+        if confidence is None or self.calibration is None:
+            return None
+        return self.calibration.step(step, decision, confidence)
 
     def call(self, step: str, call: JudgeCall[Any], **extra: Any) -> bool | None:
         """Record a call; its verdict, or None when its reply never parsed.
@@ -265,10 +276,12 @@ class _Steps:
             p_true = confidence if verdict else 1 - confidence
             shifted = _shift(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
+        decision = SUBTASKS[step].decision  # type: ignore[index]
         self.records.append({"step": step, "decided_by": "llm", **extra,
                              "prompt_version": call.prompt_version, "verdict": verdict,
                              "confidence": confidence, "p_true": p_true,
-                             "confidence_from": call.confidence_from})
+                             "confidence_from": call.confidence_from,
+                             "calibrated": self.calibrated(step, decision, confidence)})
         self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra
                         else call.raw_output)
         self.add_cost(call)
@@ -289,12 +302,24 @@ class _Steps:
         known = [r["confidence"] for r in self.records if r["confidence"] is not None]
         return min(known) if len(known) == len(self.records) and known else None
 
+    @property
+    def calibrated_confidence(self) -> float | None:
+        """The least calibrated confidence of the steps; None unless every step has one."""
+        known = [r.get("calibrated") for r in self.records]
+        if not known or any(value is None for value in known):
+            return None
+        return min(value for value in known if value is not None)
+
     def outcome(self, label: dict[str, Any] | None, reason: str = "",
                 nugget_reasons: dict[str, str] | None = None,
                 confidence: float | Literal["steps"] | None = "steps") -> JudgeOutcome:
         """The judgment; its confidence is the least sure step's unless given."""
         if self.unparsed:
             label = None
+        if confidence == "steps":
+            calibrated = self.calibrated_confidence
+        else:
+            calibrated = self.records[-1].get("calibrated") if confidence is not None else None
         return JudgeOutcome(
             label=label, reason=reason, nugget_reasons=nugget_reasons or {},
             raw_output="\n".join(self.raw), prompt_tokens=self.prompt_tokens,
@@ -302,6 +327,7 @@ class _Steps:
             attempts=self.attempts, needs_review=label is None, error=self.unparsed,
             confidence=None if label is None else
             self.confidence if confidence == "steps" else confidence,
+            calibrated_confidence=None if label is None else calibrated,
             steps=self.records,
         )
 
@@ -344,8 +370,11 @@ def _rule_reason(verdict: GoldVerdict, answer: str) -> str:
 class OpenAIJudge:
     """A judge behind an OpenAI-compatible chat-completions server."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, calibration: JudgeCalibration | None = None
+                 ) -> None:
         self.config = config
+        # Maps the judge's raw confidences to people's agreement (grading.validation).
+        self.calibration = calibration
         self.identity = JudgeIdentity(model=config.model, decoding=config.decoding)
         self.errors: list[str] = []
 
@@ -375,7 +404,7 @@ class OpenAIJudge:
         self, client: JudgeClient, inputs: Sequence[JudgeInput],
         on_judged: Callable[[], None] | None, explain_below: float,
     ) -> Outcomes:
-        session = _Session(client, explain_below)
+        session = _Session(client, explain_below, self.calibration)
 
         async def one(item: JudgeInput) -> JudgeOutcome | JudgeError:
             try:
@@ -435,14 +464,21 @@ class _Session:
 
     client: JudgeClient
     explain_below: float
+    calibration: JudgeCalibration | None = None
+
+    def steps(self) -> _Steps:
+        return _Steps(calibration=self.calibration)
 
     async def _reason(self, request: JudgeRequest[VerdictLabel], call: JudgeCall[Any],
                       steps: _Steps) -> str:
         """A written reason when the judge doubted its verdict, else ""."""
         label = call.label
         # A server that sends no logprobs leaves the doubt unmeasured: explaining every
-        # verdict would double the calls, so only a measured doubt is explained.
-        doubtful = call.confidence is not None and call.confidence < self.explain_below
+        # verdict would double the calls, so only a measured doubt is explained. The
+        # calibrated confidence is the one the review queue compares, where there is one.
+        calibrated = steps.records[-1].get("calibrated")
+        sure = call.confidence if calibrated is None else calibrated
+        doubtful = sure is not None and sure < self.explain_below
         if not isinstance(label, VerdictLabel) or not doubtful:
             return ""
         explained = await self.client.judge(explain_request(request, label.verdict))
@@ -451,14 +487,15 @@ class _Session:
         return explained.label.reason if isinstance(explained.label, VerdictLabel) else ""
 
     async def entailment(self, item: EntailmentInput) -> JudgeOutcome:
-        steps = _Steps()
+        steps = self.steps()
         missing = unsupported(item.passage, item.nugget)
         if missing:
             # Names or numbers the passage lacks: not entailed, and no call is needed.
             # The rule is as sure as it was right on labelled nuggets.
             steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
                                   "rule_version": RULE_VERSION, "verdict": False,
-                                  "missing": missing, "confidence": RULE_PRECISION})
+                                  "missing": missing, "confidence": RULE_PRECISION,
+                                  "calibrated": RULE_PRECISION})
             return steps.outcome({"entailed": False},
                                  f"The passage does not mention {', '.join(missing)} (rule).")
         request = entailment_v2(passage=item.passage, nugget=item.nugget)
@@ -469,7 +506,7 @@ class _Session:
         return steps.outcome({"entailed": entailed}, await self._reason(request, call, steps))
 
     async def answer(self, item: AnswerInput) -> JudgeOutcome:
-        steps = _Steps()
+        steps = self.steps()
         reasons: list[str] = []
         correct: bool | None = True
         if item.answer_check in ("gold", "both"):
@@ -521,7 +558,7 @@ class _Session:
 
     async def rubric(self, item: RubricInput) -> JudgeOutcome:
         """Self-rate the passage on the item; then check the answer against the key."""
-        steps = _Steps()
+        steps = self.steps()
         call = await self.client.judge(rubric_request(passage=item.passage, item=item.item,
                                                       target=item.target))
         rated = call.label if isinstance(call.label, RubricGrade) else None
@@ -556,12 +593,12 @@ class _Session:
         if grade.unanswerable:
             # Nothing was extracted: nothing can match, and no call is needed.
             steps.records.append({"step": "answer-key", "decided_by": "rule:unanswerable",
-                                  "verdict": False, "confidence": 1.0})
+                                  "verdict": False, "confidence": 1.0, "calibrated": 1.0})
             return False
         if item.answer_check == RubricAnswerCheck.KEY:
             matched = answer_matches_key(grade.answer, item.answers)
             steps.records.append({"step": "answer-key", "decided_by": "rule:edit-distance",
-                                  "verdict": matched, "confidence": 1.0})
+                                  "verdict": matched, "confidence": 1.0, "calibrated": 1.0})
             return matched
         call = await self.client.judge(answer_key_request(
             question=item.item, answer=grade.answer, key_answers=item.answers))
@@ -569,7 +606,9 @@ class _Session:
         steps.records.append({"step": "answer-key", "decided_by": "llm",
                               "prompt_version": call.prompt_version, "verdict": verdict,
                               "confidence": call.confidence,
-                              "confidence_from": call.confidence_from})
+                              "confidence_from": call.confidence_from,
+                              "calibrated": steps.calibrated("answer-key", call.prompt_version,
+                                                             call.confidence)})
         steps.raw.append(f"answer-key: {call.raw_output}")
         steps.add_cost(call)
         return verdict

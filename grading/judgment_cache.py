@@ -198,7 +198,8 @@ class _Store:
                     raw_output=o.raw_output, decoding=identity.decoding.as_dict(),
                     prompt_tokens=o.prompt_tokens, completion_tokens=o.completion_tokens,
                     latency_seconds=o.latency_seconds, attempts=o.attempts,
-                    confidence=o.confidence, steps=o.steps,
+                    confidence=o.confidence, calibrated_confidence=o.calibrated_confidence,
+                    steps=o.steps,
                 )
                 for (digest, item), o in done
             ],

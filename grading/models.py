@@ -58,6 +58,10 @@ class Judgment(models.Model):
     # The judge's own probability for its label (from token logprobs; 1.0 where a rule
     # decided), the least sure of its steps: what the review queue sorts by.
     confidence = models.FloatField(null=True, blank=True)
+    # The same through the judge's calibration (grading.validation.calibration): the share
+    # of such labels people agreed with on a labelled set. The doubt threshold compares
+    # this one where it exists. Null: no calibration fitted for the judge's wording.
+    calibrated_confidence = models.FloatField(null=True, blank=True)
     # Each subtask's decision: which rule or call made it, its verdict, its probability.
     steps = models.JSONField(default=list, blank=True)
     judged_at = models.DateTimeField(auto_now_add=True)
@@ -269,6 +273,9 @@ class JudgeValidation(models.Model):
     set_sha256 = models.CharField(max_length=64)
     figures = models.JSONField(default=dict)
     outcomes = models.JSONField(default=list)
+    # Per subtask step, the map from raw confidence to agreement fitted on this set
+    # (JudgeCalibration.as_json); grading uses the latest one for this judge.
+    calibration = models.JSONField(default=dict, blank=True)
     # Against the campaign's thresholds when it was made (empty when none are set).
     failures = models.JSONField(default=list)
     passed = models.BooleanField()

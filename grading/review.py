@@ -1,24 +1,33 @@
 """Where people are needed: the judgments the judge doubted, reviewed or not yet.
 
-A judgment is doubtful when the judge's own probability for its label (`confidence`)
-is under the campaign's `review_below`, or when it is a rubric grade whose reply never
-parsed (its grade counts as UNPARSED_GRADE, a placeholder no one decided); it is
-reviewed once an organiser has edited or confirmed it (a confirmation is an edit that
-keeps the label). Only the judgments that the current runs use count: their records'
-official labels, and the grades of the passages grading rates of them (DESIGN.md
-section 10): those are what leaderboards are computed from.
+A judgment is doubtful when the judge's confidence in its label is under the campaign's
+`review_below` (its calibrated confidence where the judge has a calibration: the share
+of such labels people agreed with; else its own probability), or when it is a rubric
+grade whose reply never parsed (its grade counts as UNPARSED_GRADE, a placeholder no
+one decided); it is reviewed once an organiser has edited or confirmed it (a
+confirmation is an edit that keeps the label). Only the judgments that the current runs
+use count: their records' official labels, and the grades of the passages grading rates
+of them (DESIGN.md section 10): those are what leaderboards are computed from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import LessThan
 
 from campaign.models import Campaign
 from grading.models import JudgeSlot, Judgment, JudgmentKind
 from grading.rubric_uses import grade_links_used
 from submissions.models import Run
+
+
+def doubt_confidence(via: str = "") -> Coalesce:
+    """The confidence the review threshold compares, as a query expression: the
+    calibrated one where there is one, else the judge's raw probability."""
+    return Coalesce(F(f"{via}calibrated_confidence"), F(f"{via}confidence"))
 
 
 def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
@@ -31,14 +40,16 @@ def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
     """
     if judgment.kind == JudgmentKind.RUBRIC and judgment.llm_label is None:
         return True
-    return judgment.confidence is not None and judgment.confidence < campaign.review_below
+    sure = (judgment.confidence if judgment.calibrated_confidence is None
+            else judgment.calibrated_confidence)
+    return sure is not None and sure < campaign.review_below
 
 
 def doubt_filter(*, campaign: Campaign, via: str = "") -> Q:
     """`is_doubtful` as a query condition, on judgments reached through `via` (e.g.
     "judgment__" from a link); NULL confidences never match it (but unparsed rubric
     grades do)."""
-    return (Q(**{f"{via}confidence__lt": campaign.review_below})
+    return (Q(LessThan(doubt_confidence(via), campaign.review_below))
             | Q(**{f"{via}kind": JudgmentKind.RUBRIC, f"{via}llm_label__isnull": True}))
 
 

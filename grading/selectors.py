@@ -31,7 +31,7 @@ from grading.models import (
     Judgment,
     NuggetEntailment,
 )
-from grading.review import doubt_filter, is_doubtful
+from grading.review import doubt_confidence, doubt_filter, is_doubtful
 from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
@@ -325,7 +325,7 @@ def judgment_uses(
             nugget_num=nugget_num, use_docid=no_text, use_item_id=no_text,
             unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
                             default=Value(0)),
-            confidence=F("judgment__confidence"),
+            confidence=doubt_confidence("judgment__"),
         ))
     rubric_wanted = kind in (None, "rubric") and slot == JudgeSlot.OFFICIAL
     if rubric_wanted and label is None and not disagreement:
@@ -349,7 +349,7 @@ def judgment_uses(
             use_item_id=F("item__item_id"),
             unmeasured=Case(When(judgment__confidence__isnull=True, then=Value(1)),
                             default=Value(0)),
-            confidence=F("judgment__confidence"),
+            confidence=doubt_confidence("judgment__"),
         ))
     if not sides:
         # Filters that no kind of use can meet (a grade with kind=entailment, say).
@@ -357,7 +357,7 @@ def judgment_uses(
             use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(0),
             run_name=no_text, use_qid=no_text,
             nugget_num=Value(None, output_field=IntegerField()), use_docid=no_text,
-            use_item_id=no_text, unmeasured=Value(0), confidence=F("judgment__confidence"),
+            use_item_id=no_text, unmeasured=Value(0), confidence=doubt_confidence("judgment__"),
         ).order_by(*_USE_ORDER[order])
     uses = sides[0] if len(sides) == 1 else sides[0].union(*sides[1:], all=True)
     return uses.order_by(*_USE_ORDER[order])

@@ -41,7 +41,9 @@ def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
     data.update({
         "reason": judgment.reason, "edited": judgment.edited,
         "needs_review": judgment.label is None,
-        "confidence": judgment.confidence, "doubtful": item.doubtful, "steps": judgment.steps,
+        "confidence": judgment.confidence,
+        "calibrated_confidence": judgment.calibrated_confidence,
+        "doubtful": item.doubtful, "steps": judgment.steps,
         "judge": {"model": judgment.judge_model, "prompt_version": judgment.prompt_version},
         "input": judgment.input,
     })
@@ -56,6 +58,10 @@ class JudgmentStepSerializer(serializers.Serializer[dict[str, Any]]):
     verdict = serializers.BooleanField(allow_null=True, help_text="null: the reply never parsed")
     confidence = serializers.FloatField(
         allow_null=True, help_text="the judge's probability for its verdict (1.0 for a rule)")
+    calibrated = serializers.FloatField(
+        required=False, allow_null=True,
+        help_text="the confidence through the judge's calibration for this step's wording: "
+                  "the share of such verdicts people agreed with (null: none fitted)")
     nugget = serializers.IntegerField(required=False, help_text="relevance steps: NuggetNum")
     prompt_version = serializers.CharField(required=False, help_text="llm steps")
     matched = serializers.CharField(required=False, allow_blank=True,
@@ -105,8 +111,12 @@ class JudgmentItemSerializer(serializers.Serializer[dict[str, Any]]):
     needs_review = serializers.BooleanField(help_text="no label: the reply never parsed")
     confidence = serializers.FloatField(
         allow_null=True, help_text="the judge's probability for its label; null: unmeasured")
+    calibrated_confidence = serializers.FloatField(
+        allow_null=True, help_text="the confidence through the judge's calibration: the share "
+                                   "of such labels people agreed with; null: none fitted")
     doubtful = serializers.BooleanField(
-        help_text="confidence under the campaign's review threshold (review_below)")
+        help_text="the calibrated confidence (else the raw one) under the campaign's review "
+                  "threshold (review_below)")
     steps = JudgmentStepSerializer(many=True)
     judge = JudgeNameSerializer()
     input = serializers.JSONField(help_text="what the judge saw")

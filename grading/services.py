@@ -529,7 +529,7 @@ def run_grading(
                 return tuple(tasks)
         with run_grading_heartbeat(run=run, token=token) as claim:
             with watch(run.name) as progress:
-                report = _grade_pass(run=run, judge=judge or official_judge(),
+                report = _grade_pass(run=run, judge=judge or official_judge(run.track.campaign),
                                      progress=progress, claim=claim)
             # Rubric grades have no second slot, and need none: a grade belongs to a
             # passage and an item (PassageItemGrade, one per pair), shared by every run

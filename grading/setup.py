@@ -22,6 +22,7 @@ from grading.embedded.models import ModelInstallError
 from grading.embedded.shared import SharedJudge, shared_judge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
+from grading.validation.services import judge_calibration
 
 logger = logging.getLogger(__name__)
 
@@ -90,15 +91,22 @@ def official_model_name() -> str:
     return str(settings.GRADER_LOCAL_MODEL)
 
 
-def official_judge() -> OpenAIJudge:
-    return OpenAIJudge(judge_config())
+def _judge(config: JudgeConfig, campaign: Campaign | None) -> OpenAIJudge:
+    """A judge with the calibration of its model for `campaign` (grading.validation)."""
+    return OpenAIJudge(config, calibration=judge_calibration(campaign=campaign,
+                                                             judge_model=config.model))
+
+
+def official_judge(campaign: Campaign | None = None) -> OpenAIJudge:
+    return _judge(judge_config(), campaign)
 
 
 def second_judge(track: Track) -> OpenAIJudge | None:
     """The track's second judge (agreement only), if one is configured."""
     if not (track.second_judge_base_url and track.second_judge_model):
         return None
-    return OpenAIJudge(_config(track.second_judge_base_url, track.second_judge_model))
+    return _judge(_config(track.second_judge_base_url, track.second_judge_model),
+                  track.campaign)
 
 
 UNKNOWN_JUDGE = "no judge {name!r}: expected official, second, or a packaged model ({models})"
@@ -115,7 +123,7 @@ def judge_named(campaign: Campaign, name: str) -> OpenAIJudge:
     from grading.embedded.models import MODELS
 
     if name == "official":
-        return official_judge()
+        return official_judge(campaign)
     if name == "second":
         for track in campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"):
             judge = second_judge(track)
@@ -123,5 +131,5 @@ def judge_named(campaign: Campaign, name: str) -> OpenAIJudge:
                 return judge
         raise UnknownJudge(NO_SECOND_JUDGE.format(slug=campaign.slug))
     if name in MODELS:
-        return OpenAIJudge(_embedded_config(name))
+        return _judge(_embedded_config(name), campaign)
     raise UnknownJudge(UNKNOWN_JUDGE.format(name=name, models=", ".join(sorted(MODELS))))

@@ -135,7 +135,7 @@ def grade_testbank_items(self: Any, campaign_id: int,
         return None
     try:
         done = testbank_items_regrade(campaign=campaign, items=item_ids,
-                                      judge=official_judge())
+                                      judge=official_judge(campaign))
     except JudgeUnavailable as unavailable:
         if unavailable.permanent or self.request.retries >= self.max_retries:
             logger.error("test-bank items %s of %s not graded: %s", item_ids,

@@ -52,7 +52,10 @@ def reliability_bins(confidences: Sequence[float], correct: Sequence[float],
 
 
 def reliability_diagram(run: str, bins: Sequence[ReliabilityBin], *, ident: str,
-                        index: int = 0) -> str:
+                        index: int = 0, x_label: str = "confidence (score / 100)",
+                        items: str = "answer") -> str:
+    """Accuracy per confidence bin of `run` (an AC run's answers, or a judge's labels:
+    `x_label` names the confidence and `items` what is counted)."""
     figure = new_figure(4.4, 4.4)
     axes = figure.add_subplot()
     style_axes(axes)
@@ -77,18 +80,18 @@ def reliability_diagram(run: str, bins: Sequence[ReliabilityBin], *, ident: str,
     axes.set_ylim(0, 1.15)
     axes.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     axes.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    axes.set_xlabel("confidence (score / 100)")
+    axes.set_xlabel(x_label)
     axes.set_ylabel("accuracy in the bin")
     axes.set_title(literal(run), fontsize=11, color=INK, pad=4)
     axes.set_aspect("equal")
     described = "; ".join(
-        f"{b.lower:.1f} to {b.upper:.1f}: {b.count} answer(s), mean confidence "
+        f"{b.lower:.1f} to {b.upper:.1f}: {b.count} {items}(s), mean confidence "
         f"{fmt(b.mean_confidence, 2)}, accuracy {fmt(b.accuracy, 2)}" for b in filled
-    ) or "no answers"
+    ) or f"no {items}s"
     return figure_svg(
         figure, ident=ident, title=f"Reliability diagram of {run}",
-        desc=("Bars over 10 equal-width confidence bins show the accuracy of the answers in "
-              "each bin, labelled with the number of answers; markers show the bin's mean "
+        desc=(f"Bars over 10 equal-width confidence bins show the accuracy of the {items}s in "
+              f"each bin, labelled with the number of {items}s; markers show the bin's mean "
               "confidence against its accuracy; the dashed diagonal is perfect calibration. "
               f"Non-empty bins: {described}."),
     )

@@ -125,3 +125,64 @@ def _logit(p: float) -> float:
 
 def _sigmoid(s: float) -> float:
     return 1.0 / (1.0 + math.exp(-s)) if s >= 0 else math.exp(s) / (1.0 + math.exp(s))
+
+
+# --- A judge's calibration: one fit per subtask step ------------------------------------
+
+#: What a stored step's confidence is fitted on: a step of a judgment (grading/judge.py).
+StepSample = tuple[str, str, float, bool]  # (step, decision, raw confidence, agreed)
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """The calibration of one subtask: the wording and threshold it was fitted under
+    (`decision`, e.g. "gold-v2@0.8"), how many labelled steps it saw, and the fit."""
+
+    decision: str
+    items: int
+    fit: Isotonic
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """Per subtask step, the map from a judge's raw confidence to the share of such
+    verdicts people agree with; `source` says where it was fitted."""
+
+    steps: dict[str, StepFit]
+    source: str
+
+    def step(self, step: str, decision: str, confidence: float) -> float | None:
+        """A step's calibrated confidence; None where no fit was made under `decision`."""
+        fitted = self.steps.get(step)
+        if fitted is None or fitted.decision != decision:
+            return None
+        return fitted.fit(confidence)
+
+    def as_json(self) -> dict[str, object]:
+        return {"source": self.source, "steps": {
+            name: {"decision": s.decision, "items": s.items,
+                   "thresholds": list(s.fit.thresholds), "values": list(s.fit.values)}
+            for name, s in sorted(self.steps.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> JudgeCalibration:
+        steps = data.get("steps")
+        assert isinstance(steps, dict)
+        return cls(source=str(data.get("source", "")), steps={
+            name: StepFit(decision=s["decision"], items=int(s["items"]),
+                          fit=Isotonic(tuple(s["thresholds"]), tuple(s["values"])))
+            for name, s in steps.items()})
+
+
+def fit_judge(samples: Sequence[StepSample], *, source: str) -> JudgeCalibration:
+    """An isotonic fit per (step, decision) of `samples`; where a step was seen under
+    several decisions, the most frequent one is fitted."""
+    grouped: dict[str, dict[str, list[tuple[float, bool]]]] = {}
+    for step, decision, confidence, agreed in samples:
+        grouped.setdefault(step, {}).setdefault(decision, []).append((confidence, agreed))
+    steps = {}
+    for step, by_decision in grouped.items():
+        decision, pairs = max(by_decision.items(), key=lambda kv: len(kv[1]))
+        steps[step] = StepFit(decision=decision, items=len(pairs), fit=fit_isotonic(
+            [c for c, _ in pairs], [ok for _, ok in pairs]))
+    return JudgeCalibration(steps=steps, source=source)

@@ -22,16 +22,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeOutcome
+from grading.llm.subtasks import SUBTASKS
+from grading.validation.calibration import (
+    JudgeCalibration,
+    StepSample,
+    expected_calibration_error,
+    fit_judge,
+)
 from grading.validation.figures import Pair, agreement, by_category
 from grading.validation.labelled import AnswerItem, LabelledSet
 
 PASSES = ("entailment", "answer_gold", "answer_nuggets")
 
 
+#: Folds of the out-of-fold calibration (an item is in fold: its position mod FOLDS).
+FOLDS = 5
+
+
 @dataclass
 class ValidationResult:
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     outcomes: list[dict[str, Any]] = field(default_factory=list)
+    calibration: JudgeCalibration | None = None
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One judgment of a pass, with what calibrating it needs."""
+
+    section: str
+    position: int  # the item's place in the labelled set: its fold
+    human: dict[str, Any]
+    outcome: JudgeOutcome | None
+    agreed: bool
 
 
 def answer_input(item: AnswerItem, check: str) -> AnswerInput:
@@ -76,6 +99,8 @@ def _record(section: str, item: Any, human: dict[str, Any], outcome: JudgeOutcom
     return {"pass": section, "id": item.id, "category": item.category, "human": human,
             "judge": None if outcome is None else outcome.label, "agreed": agreed,
             "confidence": None if outcome is None else outcome.confidence,
+            # Through the calibration the judge graded with (None: it had none).
+            "calibrated_confidence": None if outcome is None else outcome.calibrated_confidence,
             "decided_by": [] if outcome is None else
             [s["decided_by"] for s in outcome.steps if s["step"] != "relevance"]}
 
@@ -84,6 +109,8 @@ def validate_judge(judge: Judge, labelled: LabelledSet,
                    on_judged: Callable[[], None] | None = None) -> ValidationResult:
     """Judge every item of `labelled` in the three passes and measure the agreement."""
     result = ValidationResult()
+    judged: list[_Judged] = []
+    position = {item.id: index for index, item in enumerate(labelled.items)}
     entailment = labelled.entailment
     if entailment:
         outcomes, seconds = _judged(judge, [EntailmentInput(passage=i.passage, nugget=i.nugget)
@@ -94,6 +121,8 @@ def validate_judge(judge: Judge, labelled: LabelledSet,
             **agreement(pairs).as_json(bogus=True),
             "by_category": by_category([i.category for i in entailment], pairs),
             **_cost(outcomes, seconds)}
+        judged += [_Judged("entailment", position[i.id], {"entailed": i.entailed}, o, h is j)
+                   for i, o, (h, j) in zip(entailment, outcomes, pairs, strict=True)]
         result.outcomes += [_record("entailment", i, {"entailed": i.entailed}, o, h is j)
                             for i, o, (h, j) in zip(entailment, outcomes, pairs, strict=True)]
     answers = labelled.answers
@@ -114,8 +143,84 @@ def validate_judge(judge: Judge, labelled: LabelledSet,
             "exact_relevant_set": exact / len(sets) if sets else None,
             "by_category": by_category([i.category for i in answers], pairs),
             **_cost(outcomes, seconds)}
+        judged += [_Judged(section, position[i.id],
+                           {"correct": i.correct, "relevant": list(i.relevant)}, o, h is j)
+                   for i, o, (h, j) in zip(answers, outcomes, pairs, strict=True)]
         result.outcomes += [
             _record(section, i, {"correct": i.correct, "relevant": list(i.relevant)}, o,
                     h is j)
             for i, o, (h, j) in zip(answers, outcomes, pairs, strict=True)]
+    _calibrate(result, judged, source=f"{labelled.name} (sha256 {labelled.sha256[:12]})")
     return result
+
+
+def _step_samples(judged: _Judged) -> list[StepSample]:
+    """The judge's calls in one judgment, each with whether people agree with it: a
+    relevance call only where the human marked the answer correct (else no nugget is
+    relevant, and the call was made because the judge was wrong about the answer)."""
+    samples: list[StepSample] = []
+    if judged.outcome is None:
+        return samples
+    for step in judged.outcome.steps:
+        name, verdict, confidence = step["step"], step.get("verdict"), step.get("confidence")
+        if step["decided_by"] != "llm" or name not in SUBTASKS or confidence is None \
+                or not isinstance(verdict, bool):
+            continue
+        if name == "relevance":
+            if not judged.human.get("correct"):
+                continue
+            truth = step.get("nugget") in judged.human["relevant"]
+        else:
+            truth = judged.human["entailed" if name == "entailment" else "correct"]
+        samples.append((name, SUBTASKS[name].decision, float(confidence), verdict is truth))
+    return samples
+
+
+def _judgment_confidence(judged: _Judged, calibration: JudgeCalibration) -> float | None:
+    """The judgment's calibrated confidence under `calibration`: the least of its steps'
+    (a rule's step keeps its own measured confidence)."""
+    if judged.outcome is None or judged.outcome.label is None:
+        return None
+    values = []
+    for step in judged.outcome.steps:
+        confidence = step.get("confidence")
+        if confidence is None:
+            return None
+        if step["decided_by"] == "llm" and step["step"] in SUBTASKS:
+            decision = SUBTASKS[step["step"]].decision
+            confidence = calibration.step(step["step"], decision, confidence)
+            if confidence is None:
+                return None
+        values.append(float(confidence))
+    return min(values) if values else None
+
+
+def _calibrate(result: ValidationResult, judged: list[_Judged], *, source: str) -> None:
+    """Fit the judge's calibration on every item, and give each judgment the calibrated
+    confidence of a fit on the other folds (`refit_confidence`): a fit is never scored
+    on its own items. ECE per pass: raw, through the calibration the judge graded with
+    (a packaged or earlier one: does it hold on this set?), and refitted."""
+    samples = [sample for one in judged for sample in _step_samples(one)]
+    if not samples:
+        return
+    result.calibration = fit_judge(samples, source=source)
+    calibrated: list[float | None] = [None] * len(judged)
+    for fold in range(FOLDS):
+        train = [s for one in judged if one.position % FOLDS != fold
+                 for s in _step_samples(one)]
+        if not train:
+            continue
+        fitted = fit_judge(train, source=source)
+        for index, one in enumerate(judged):
+            if one.position % FOLDS == fold:
+                calibrated[index] = _judgment_confidence(one, fitted)
+    for record, value in zip(result.outcomes, calibrated, strict=True):
+        record["refit_confidence"] = value
+    for section, figures in result.figures.items():
+        records = [r for r in result.outcomes if r["pass"] == section]
+        for name, key in (("ece_raw", "confidence"), ("ece_calibrated", "calibrated_confidence"),
+                          ("ece_refit", "refit_confidence")):
+            pairs = [(r[key], r["agreed"]) for r in records if r[key] is not None]
+            figures[name] = expected_calibration_error(
+                [c for c, _ in pairs], [ok for _, ok in pairs]) if pairs else None
+            figures[f"{name}_items"] = len(pairs)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
@@ -10,6 +12,7 @@ from campaign.models import Campaign
 from grading.judge import Judge
 from grading.llm.subtasks import prompt_versions
 from grading.models import JudgeValidation
+from grading.validation.calibration import JudgeCalibration
 from grading.validation.gate import NO_VALIDATION, VALIDATION_FAILED, failures
 from grading.validation.labelled import LabelledSet
 from grading.validation.runner import validate_judge
@@ -22,12 +25,19 @@ def judge_validation_run(
     """Measure `judge` on `labelled` and keep the figures, against the campaign's bar."""
     result = validate_judge(judge, labelled, on_judged=on_judged)
     missed = failures(result.figures, campaign.judge_thresholds)
-    return JudgeValidation.objects.create(
+    validation = JudgeValidation.objects.create(
         campaign=campaign, judge=judge_name, judge_model=judge.identity.model,
         prompt_versions=prompt_versions(), set_name=labelled.name,
         set_sha256=labelled.sha256, figures=result.figures, outcomes=result.outcomes,
         failures=missed, passed=not missed, created_by_id=user.pk if user else None,
     )
+    if result.calibration is not None:
+        # Grading uses it from now on (`judge_calibration`); the source names the set.
+        source = f"validation #{validation.pk} on {result.calibration.source}"
+        named = JudgeCalibration(steps=result.calibration.steps, source=source)
+        validation.calibration = named.as_json()
+        validation.save(update_fields=["calibration"])
+    return validation
 
 
 def latest_validation(*, campaign: Campaign, judge_model: str) -> JudgeValidation | None:
@@ -57,3 +67,32 @@ def grading_refusal(*, campaign: Campaign, judge_model: str) -> str:
     return VALIDATION_FAILED.format(slug=campaign.slug, model=judge_model, id=validation.pk,
                                     when=f"{validation.created_at:%Y-%m-%d %H:%M} UTC",
                                     failures="; ".join(missed))
+
+
+#: The packaged models' calibrations, fitted on the project's dev set by
+#: `bench/bench_judge.py --accuracy --write-calibrations`.
+PACKAGED_CALIBRATIONS = Path(__file__).with_name("calibrations.json")
+
+
+def packaged_calibration(judge_model: str) -> JudgeCalibration | None:
+    """The calibration shipped for a packaged model, if any."""
+    try:
+        shipped = json.loads(PACKAGED_CALIBRATIONS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    data = shipped.get(judge_model)
+    return JudgeCalibration.from_json(data) if data else None
+
+
+def judge_calibration(*, campaign: Campaign | None, judge_model: str
+                      ) -> JudgeCalibration | None:
+    """The calibration grading uses for `judge_model`: the one fitted by the campaign's
+    latest validation of it under the prompt versions in use, else the packaged one.
+    A step whose wording changed since the fit stays uncalibrated (JudgeCalibration)."""
+    if campaign is not None:
+        validation = (JudgeValidation.objects
+                      .filter(campaign=campaign, judge_model=judge_model)
+                      .exclude(calibration={}).order_by("-created_at", "-id").first())
+        if validation is not None:
+            return JudgeCalibration.from_json(validation.calibration)
+    return packaged_calibration(judge_model)

@@ -77,7 +77,7 @@ def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> 
                                "prompt_version": "entailment-v2", "verdict": True,
                                "confidence": pytest.approx(SURE),
                                "p_true": pytest.approx(SURE),
-                               "confidence_from": "logprobs"}]
+                               "confidence_from": "logprobs", "calibrated": None}]
 
 
 def test_identical_inputs_are_judged_once_across_runs_and_re_runs(

@@ -68,8 +68,10 @@ class Command(BaseCommand):
             self.stdout.write("No run is waiting for grading.")
             return
         self.stdout.write(f"Grading {len(run_ids)} run(s); starting the judge...")
-        judge = official_judge()
-        self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url}")
+        judge = official_judge(campaign)
+        calibration = judge.calibration.source if judge.calibration else "none fitted"
+        self.stdout.write(f"Judge: {judge.identity.model} at {judge.config.base_url} "
+                          f"(calibration: {calibration})")
         with _interrupted_by_termination():
             failed = self._grade_each(run_ids, judge)
         with StepBar("scoring") as bar:

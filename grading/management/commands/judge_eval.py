@@ -45,12 +45,18 @@ def report_lines(validation: JudgeValidation) -> list[str]:
         if "exact_relevant_set" in figures:
             lines.append(f"    exact relevant set {_number(figures['exact_relevant_set'])} "
                          f"(of {figures['relevant_sets']} correct answers with nuggets)")
+        if "ece_raw" in figures:
+            lines.append(f"    calibration error (ECE): raw {_number(figures['ece_raw'])}, "
+                         f"calibration in use {_number(figures['ece_calibrated'])}, "
+                         f"refitted out of fold {_number(figures['ece_refit'])}")
         lines.append(f"    {_number(figures['judgments_per_second'], 2)} judgments/s, "
                      f"{_number(figures['tokens_per_judgment'], 0)} tokens/judgment, "
                      f"{figures['decided_by_rule']} decided by rule")
         for category, by in figures["by_category"].items():
             lines.append(f"      {category:<24} {by['items']:>4} items  "
                          f"accuracy {_number(by['accuracy'])}")
+    if validation.calibration:
+        lines.append(f"Calibration kept for grading: {validation.calibration['source']}")
     verdict = "passed" if validation.passed else "FAILED"
     lines.append(f"Validation #{validation.pk}: {verdict} the campaign's thresholds"
                  if validation.campaign.judge_thresholds else

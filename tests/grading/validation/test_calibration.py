@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from grading.validation.calibration import (
+    JudgeCalibration,
     expected_calibration_error,
     fit_isotonic,
+    fit_judge,
     fit_platt,
     out_of_fold,
 )
@@ -80,3 +83,25 @@ def test_bad_input_is_refused_with_what_was_expected():
         fit_platt([1.5], [True])
     with pytest.raises(ValueError, match="folds must be from 2 to the number of items"):
         out_of_fold([0.5, 0.6], [True, False], folds=3, fit=fit_isotonic)
+
+
+def test_a_judge_is_calibrated_per_step_under_the_wording_it_was_fitted_for():
+    # Entailment steps: 0.6 agreed 1 of 2, 0.9 agreed 3 of 3 (no violation, so the fit
+    # is the accuracy per level); relevance: 0.8 agreed 1 of 4. A step seen under two
+    # wordings is fitted under the one it was seen under most.
+    samples = [("entailment", "entailment-v2", 0.6, True),
+               ("entailment", "entailment-v2", 0.6, False),
+               *[("entailment", "entailment-v2", 0.9, True)] * 3,
+               ("entailment", "entailment-v1", 0.9, False),
+               *[("relevance", "relevance-v2", 0.8, ok) for ok in (True, False, False, False)]]
+    calibration = fit_judge(samples, source="tiny")
+
+    assert calibration.steps["entailment"].items == 5
+    assert calibration.step("entailment", "entailment-v2", 0.6) == 0.5
+    assert calibration.step("entailment", "entailment-v2", 0.95) == 1.0
+    assert calibration.step("relevance", "relevance-v2", 0.99) == 0.25
+    # Another wording, or a step never fitted, has no calibrated confidence.
+    assert calibration.step("entailment", "entailment-v1", 0.9) is None
+    assert calibration.step("gold", "gold-v2@0.8", 0.9) is None
+    again = JudgeCalibration.from_json(json.loads(json.dumps(calibration.as_json())))
+    assert again == calibration
