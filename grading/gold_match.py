@@ -9,8 +9,12 @@ answer that leads with a key line and then explains, "The Matrix; released in Ma
 1999, ...": its lead (the text before the first ";", sentence end or dash) equals
 a key line and no hedge word ("or", "maybe", "probably", ...) appears anywhere in it.
 Two short numbers that differ ("3" against the key's "4" / "Four") are incorrect, by
-rule. Everything else (an answer that explains first, a hedge, a near miss) goes to
-the LLM, which then has one simple question to answer instead of the whole check.
+rule, and so is an answer that names only some of the parts of a key line listing
+several ("Best Picture and Best Director" against "Best Picture, Best Director and Best
+Screenplay"; "Matt Damon" against "Matt Damon and Ben Affleck"), while one that names
+them all in another order is correct. Everything else (an
+answer that explains first, a hedge, a near miss) goes to the LLM, which then has one
+simple question to answer instead of the whole check.
 
     >>> gold_verdict("The Matrix (1999)", ["The Matrix"])
     GoldVerdict(correct=True, rule='gold-match', matched='The Matrix')
@@ -20,6 +24,8 @@ the LLM, which then has one simple question to answer instead of the whole check
     GoldVerdict(correct=True, rule='gold-lead', matched='The Matrix')
     >>> gold_verdict("Probably The Matrix", ["The Matrix"]) is None
     True
+    >>> gold_verdict("Roger Allers", ["Roger Allers and Rob Minkoff"])
+    GoldVerdict(correct=False, rule='part-of-list', matched='Roger Allers and Rob Minkoff')
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+#: The rules' version, part of the cache key of every judgment checked against a gold
+#: answer key: an answer a changed rule decides (or leaves to the LLM) is judged again.
+GOLD_RULE_VERSION = "gold-rules-2"
 
 _UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
           "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -43,6 +53,8 @@ _NOT_WORD = re.compile(r"[^\w]+")
 # Where an answer's lead ends: ";", a sentence's end, a dash between spaces. Not a comma:
 # "The Matrix, Fight Club and Heat" lists candidates.
 _LEAD_END = re.compile(r";|\.\s|\s[-\u2013\u2014]\s|\u2014")
+# Where a key line listing several parts divides them: "A, B and C", "A & B".
+_LIST_PARTS = re.compile(r",|;|&|\band\b", re.IGNORECASE)
 # Words that make a leading answer a hedge between candidates: the LLM decides those.
 HEDGES = frozenset({"or", "maybe", "perhaps", "possibly", "probably", "likely", "might",
                     "either", "unsure", "believe", "think", "guess", "could", "not"})
@@ -53,8 +65,8 @@ class GoldVerdict:
     """What the rule decided and which rule: kept as the judgment's provenance."""
 
     correct: bool
-    rule: str  # "gold-match", "gold-lead" or "number-mismatch"
-    matched: str  # the gold line that matched (empty for a mismatch)
+    rule: str  # "gold-match", "gold-lead", "number-mismatch", "all-of-list", "part-of-list"
+    matched: str  # the gold line that matched, or the list it gives part of (else empty)
 
 
 def normalise(text: str) -> str:
@@ -110,4 +122,16 @@ def gold_verdict(answer: str, gold_answers: Iterable[str]) -> GoldVerdict | None
                 return GoldVerdict(correct=True, rule="gold-lead", matched=line)
     if _is_number(mine) and all(_is_number(form) for _, form in golds):
         return GoldVerdict(correct=False, rule="number-mismatch", matched="")
+    given = _parts(answer)
+    for line, _ in golds:
+        listed = _parts(line)
+        if len(listed) >= 2 and given == listed and not HEDGES.intersection(mine.split()):
+            return GoldVerdict(correct=True, rule="all-of-list", matched=line)
+        if given and len(listed) >= 2 and given < listed:
+            return GoldVerdict(correct=False, rule="part-of-list", matched=line)
     return None
+
+
+def _parts(text: str) -> set[str]:
+    """The normalised parts of a list: "Best Picture, Best Director and X" -> 3 parts."""
+    return {form for form in (normalise(part) for part in _LIST_PARTS.split(text)) if form}

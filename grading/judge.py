@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from grading.entailment_rule import RULE_PRECISION, RULE_VERSION, unsupported
-from grading.gold_match import GoldVerdict, gold_verdict
+from grading.gold_match import GOLD_RULE_VERSION, GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest, Label
 from grading.llm.loop import LoopThread
@@ -181,6 +181,8 @@ class JudgeIdentity:
             # The names-and-numbers rule decides some before any call: a fixed rule
             # re-judges what the old one decided.
             payload["rule"] = RULE_VERSION
+        if isinstance(item, AnswerInput) and item.answer_check in ("gold", "both"):
+            payload["gold_rules"] = GOLD_RULE_VERSION
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -364,6 +366,8 @@ def _shift(p_true: float, true_above: float) -> float:
 def _rule_reason(verdict: GoldVerdict, answer: str) -> str:
     if verdict.correct:
         return f"Matches the gold answer {verdict.matched!r} once normalised (rule)."
+    if verdict.rule == "part-of-list":
+        return f"Gives only part of the gold answer {verdict.matched!r} (rule)."
     return f"Gives the number {answer.strip()!r}, which differs from the gold answer (rule)."
 
 

@@ -12,9 +12,11 @@ so that a calibration is never measured on the items it was fitted on.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import isotonic_regression, minimize
@@ -186,3 +188,18 @@ def fit_judge(samples: Sequence[StepSample], *, source: str) -> JudgeCalibration
         steps[step] = StepFit(decision=decision, items=len(pairs), fit=fit_isotonic(
             [c for c, _ in pairs], [ok for _, ok in pairs]))
     return JudgeCalibration(steps=steps, source=source)
+
+
+#: The packaged models' calibrations, fitted on the project's dev set by
+#: `bench/bench_judge.py --accuracy --write-calibrations`.
+PACKAGED_CALIBRATIONS = Path(__file__).with_name("calibrations.json")
+
+
+def packaged_calibration(judge_model: str) -> JudgeCalibration | None:
+    """The calibration shipped for a packaged model, if any."""
+    try:
+        shipped = json.loads(PACKAGED_CALIBRATIONS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    data = shipped.get(judge_model)
+    return JudgeCalibration.from_json(data) if data else None

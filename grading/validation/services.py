@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
@@ -12,7 +10,7 @@ from campaign.models import Campaign
 from grading.judge import Judge
 from grading.llm.subtasks import prompt_versions
 from grading.models import JudgeValidation
-from grading.validation.calibration import JudgeCalibration
+from grading.validation.calibration import JudgeCalibration, packaged_calibration
 from grading.validation.gate import NO_VALIDATION, VALIDATION_FAILED, failures
 from grading.validation.labelled import LabelledSet
 from grading.validation.runner import validate_judge
@@ -67,21 +65,6 @@ def grading_refusal(*, campaign: Campaign, judge_model: str) -> str:
     return VALIDATION_FAILED.format(slug=campaign.slug, model=judge_model, id=validation.pk,
                                     when=f"{validation.created_at:%Y-%m-%d %H:%M} UTC",
                                     failures="; ".join(missed))
-
-
-#: The packaged models' calibrations, fitted on the project's dev set by
-#: `bench/bench_judge.py --accuracy --write-calibrations`.
-PACKAGED_CALIBRATIONS = Path(__file__).with_name("calibrations.json")
-
-
-def packaged_calibration(judge_model: str) -> JudgeCalibration | None:
-    """The calibration shipped for a packaged model, if any."""
-    try:
-        shipped = json.loads(PACKAGED_CALIBRATIONS.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    data = shipped.get(judge_model)
-    return JudgeCalibration.from_json(data) if data else None
 
 
 def judge_calibration(*, campaign: Campaign | None, judge_model: str

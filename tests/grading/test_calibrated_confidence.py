@@ -14,7 +14,7 @@ from grading.llm.subtasks import SUBTASKS
 from grading.models import JudgeValidation, Judgment
 from grading.review import is_doubtful
 from grading.services import run_grade
-from grading.validation import services as validation_services
+from grading.validation import calibration as calibration_module
 from grading.validation.calibration import Isotonic, JudgeCalibration, StepFit
 from grading.validation.services import judge_calibration
 from submissions.models import Run
@@ -100,14 +100,14 @@ def test_grading_takes_the_latest_validations_calibration_else_the_packaged_one(
     campaign = personas.campaign
     packaged = tmp_path / "calibrations.json"
     packaged.write_text(json.dumps({"m": entailment_calibration().as_json()}))
-    monkeypatch.setattr(validation_services, "PACKAGED_CALIBRATIONS", packaged)
+    monkeypatch.setattr(calibration_module, "PACKAGED_CALIBRATIONS", packaged)
     assert judge_calibration(campaign=campaign, judge_model="m") == entailment_calibration()
     assert judge_calibration(campaign=campaign, judge_model="other") is None
 
     fitted = JudgeCalibration(steps=entailment_calibration().steps, source="validation #1")
-    for calibration in (fitted.as_json(), {}):  # the newest kept no calibration
+    for kept in (fitted.as_json(), {}):  # the newest kept no calibration
         JudgeValidation.objects.create(
             campaign=campaign, judge="official", judge_model="m", set_name="s",
-            set_sha256="0" * 64, calibration=calibration, passed=True)
+            set_sha256="0" * 64, calibration=kept, passed=True)
     assert judge_calibration(campaign=campaign, judge_model="m") == fitted
     assert Judgment.objects.count() == 0

@@ -73,3 +73,31 @@ def test_everything_else_goes_to_the_llm(answer: str) -> None:
 
 def test_no_usable_key_line_leaves_it_to_the_llm() -> None:
     assert gold_verdict("The Matrix", ["  ", "()"]) is None
+
+
+@pytest.mark.parametrize(("answer", "key"), [
+    ("Best Picture and Best Director", "Best Picture, Best Director and Best Screenplay"),
+    ("Matt Damon", "Ben Affleck and Matt Damon"),
+    ("oxygen", "Hydrogen & Oxygen"),
+])
+def test_an_answer_giving_only_some_parts_of_a_listed_key_is_incorrect_by_rule(
+    answer: str, key: str
+) -> None:
+    assert gold_verdict(answer, ["Something else", key]) == GoldVerdict(
+        False, "part-of-list", key)
+
+
+def test_an_answer_naming_every_part_of_a_listed_key_in_another_order_is_correct() -> None:
+    assert gold_verdict("Matt Damon, Ben Affleck", ["Ben Affleck and Matt Damon"]) == (
+        GoldVerdict(True, "all-of-list", "Ben Affleck and Matt Damon"))
+
+
+@pytest.mark.parametrize("answer", [
+    "Matt Damon and Robin Williams",                # a part and something else: the LLM
+    "Damon",                                        # no part as written
+])
+def test_an_answer_that_is_not_a_strict_part_of_a_listed_key_goes_elsewhere(
+    answer: str
+) -> None:
+    verdict = gold_verdict(answer, ["Ben Affleck and Matt Damon"])
+    assert verdict is None or verdict.rule != "part-of-list"
