@@ -274,7 +274,10 @@ class _Steps:
         """
         verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
         confidence, p_true = call.confidence, None
-        if verdict is not None and confidence is not None:
+        # The thresholds were measured on token probabilities: a share of agreeing
+        # samples (a server without logprobs) is too coarse to move, and is kept as is.
+        if verdict is not None and confidence is not None \
+                and call.confidence_from == "logprobs":
             p_true = confidence if verdict else 1 - confidence
             shifted = _shift(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
@@ -480,8 +483,8 @@ class _Session:
         # A server that sends no logprobs leaves the doubt unmeasured: explaining every
         # verdict would double the calls, so only a measured doubt is explained. The
         # calibrated confidence is the one the review queue compares, where there is one.
-        calibrated = steps.records[-1].get("calibrated")
-        sure = call.confidence if calibrated is None else calibrated
+        step = steps.records[-1]  # its confidence is after the subtask's threshold
+        sure = step["confidence"] if step.get("calibrated") is None else step["calibrated"]
         doubtful = sure is not None and sure < self.explain_below
         if not isinstance(label, VerdictLabel) or not doubtful:
             return ""

@@ -71,24 +71,34 @@ SUBTASKS: dict[Subtask, SubtaskPrompt] = {
 You check claims against a passage. Reply true only if the PASSAGE states the CLAIM, \
 possibly in other words or as a direct consequence of what it says. Reply false if \
 the claim changes a name, number or date, adds something the passage does not say, \
-gives a fact to the wrong person or film, or if only part of the claim is stated."""),
+gives a fact to the wrong person or film, or if only part of the claim is stated.""",
+        # Qwen2.5-Coder-1.5B says "true" too easily: on the dev set's 168 claims the
+        # rule leaves to it, 74.8% right at 0.5 and 77.9% at 0.9; cross-validated
+        # (threshold chosen on the other folds) 77.0% of all 226, rule included. The
+        # first wording (v1) did no better: 76.5% (docs/judging.md).
+        true_above=0.9),
     "gold": SubtaskPrompt("gold-v2", "correct", """\
 You compare an ANSWER with the GOLD ANSWER to a QUESTION. Reply true if the ANSWER \
 gives the gold answer: other words, another name for the same thing, or extra \
 explanation are fine. Reply false if it gives something else, hedges between \
 candidates, or gives no answer.""",
-        # Qwen2.5-Coder-1.5B on the answers the gold rule leaves to it: 75.5% right at
-        # 0.5, 95.9% at 0.8 on the dev set (49 items); 76.5% and 85.3% on a held-out set
-        # (34 items). It says "true" to hedges and half answers.
-        true_above=0.8),
+        # Qwen2.5-Coder-1.5B says "true" to hedges and half answers. On the dev set, with
+        # the key's rules first: 86.1% of 79 right at 0.5, 98.7% at 0.75, the most
+        # accurate threshold; 98.7% cross-validated.
+        true_above=0.75),
     "nuggets": SubtaskPrompt("nuggets-v2", "correct", """\
 You grade an ANSWER to a QUESTION. The NUGGETS are facts; assume each is true. Reply \
 true if the ANSWER correctly answers the QUESTION. Reply false if it is wrong, hedges \
-between candidates, or gives no answer."""),
+between candidates, or gives no answer.""",
+        # Dev set, 79 answers: 60.8% right at 0.5, 73.4% at 0.8; 68.4% cross-validated.
+        true_above=0.8),
     "relevance": SubtaskPrompt("relevance-v2", "relevant", """\
 An ANSWER to a QUESTION is correct. Reply true if the NUGGET states a fact that helps \
 to reach that answer. Reply false if it is beside the point: about something the \
-question does not ask."""),
+question does not ask.""",
+        # At 0.5 it called nearly every nugget relevant: 46.5% of the dev set's 86 nuggets
+        # of correct answers right; 91.9% at 0.85, 88.4% cross-validated.
+        true_above=0.85),
 }
 
 EXPLAIN_VERSION = "explain-v2"

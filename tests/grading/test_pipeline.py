@@ -12,6 +12,7 @@ from django.utils import timezone
 from pytest_django import Settings as SettingsWrapper
 
 from grading.judge import JudgeUnavailable
+from grading.llm.subtasks import SUBTASKS
 from grading.models import Judgment, JudgmentStatus, NuggetEntailment
 from grading.selectors import grading_progress, marked_run
 from grading.services import (
@@ -24,6 +25,7 @@ from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import GIVES_UP_AFTER, make_judge
 from tests.grading.scripted_server import SURE, ScriptedJudge, ScriptedServer
+from tests.grading.scripted_server.judge import raw_probability
 from tests.support import Personas, Upload, example
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +78,9 @@ def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> 
     assert judgment.steps == [{"step": "entailment", "decided_by": "llm",
                                "prompt_version": "entailment-v2", "verdict": True,
                                "confidence": pytest.approx(SURE),
-                               "p_true": pytest.approx(SURE),
+                               # the token probability, before the threshold
+                               "p_true": pytest.approx(raw_probability(
+                                   True, SURE, SUBTASKS["entailment"].true_above)),
                                "confidence_from": "logprobs", "calibrated": None}]
 
 

@@ -4,7 +4,8 @@ The tests say which nuggets are entailed, which answers are correct and which nu
 are relevant to them, as a human would write a marked run. It tells the judge's subtasks
 (grading/llm/subtasks.py) apart by their reply schema's name, finds the input they ask
 about in the prompt's labelled sections (`ChatRequest.section`), answers with token
-logprobs carrying the scripted probability of its verdict, and writes "scripted" when
+logprobs that give its verdict the scripted confidence once the subtask's threshold is
+applied (`raw_probability`; `raw` scripts the token probability itself), and writes "scripted" when
 asked for a reason. Faults (timeouts, 500s, 429s, malformed JSON, and the refusals of a
 misconfigured judge: 401 for a bad API key, 404 for an unknown model) can be scripted
 per input.
@@ -17,10 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grading.llm.subtasks import SUBTASKS
 from tests.grading.scripted_server.replies import (
     ChatRequest,
     NoReply,
@@ -59,6 +62,9 @@ class ScriptedJudge(Traffic):
     correct: dict[str, bool] = field(default_factory=dict)
     relevant: dict[str, list[str]] = field(default_factory=dict)
     sure: dict[str, float] = field(default_factory=dict)
+    # key -> the token probability of the verdict as sent, before any threshold (for the
+    # tests of the threshold itself); it overrides `sure`.
+    raw: dict[str, float] = field(default_factory=dict)
     # key -> faults to serve, one per request, before answering. A "timeout" is never
     # answered while the server runs, so the client's timeout fires.
     faults: dict[str, list[Fault]] = field(default_factory=dict)
@@ -120,8 +126,23 @@ class ScriptedJudge(Traffic):
             return Reply(json.dumps({verdict_field: fixed, "reason": "scripted"}), after=gate)
         logprobs = None
         if request.logprobs and self.logprobs:
-            logprobs = verdict_logprobs(verdict, self.sure.get(key, SURE))
+            subtask = {"entailed": "entailment", "relevant": "relevance"}.get(
+                verdict_field, "gold" if "GOLD ANSWER:" in request.user else "nuggets")
+            probability = self.raw.get(key) or raw_probability(
+                verdict, self.sure.get(key, SURE), SUBTASKS[subtask].true_above)
+            logprobs = verdict_logprobs(verdict, probability)
         return Reply(json.dumps(verdict), logprobs=logprobs, after=gate)
+
+
+def raw_probability(verdict: bool, confidence: float, true_above: float) -> float:
+    """The token probability of `verdict` that the judge turns into `confidence` under a
+    subtask's threshold: it moves the log-odds of "true" by the threshold's."""
+    edge = 1e-9
+    shifted_true = min(max(confidence if verdict else 1 - confidence, edge), 1 - edge)
+    log_odds = math.log(shifted_true / (1 - shifted_true)) + math.log(
+        true_above / (1 - true_above))
+    p_true = 1 / (1 + math.exp(-log_odds))
+    return p_true if verdict else 1 - p_true
 
 
 def _fault_step(fault: Fault, request: ChatRequest, gate: str | None) -> Step:

@@ -12,6 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from grading.llm.subtasks import SUBTASKS
 from grading.models import JudgeValidation
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
 from tests.support import Personas
@@ -94,7 +95,7 @@ def test_the_figures_are_those_worked_out_by_hand(
         == (1.0, 0.5, 0)
     assert gold["tokens_per_judgment"] > 0 and gold["judgments_per_second"] > 0
     assert validation.passed and validation.judge_model == "scripted-judge"
-    assert validation.prompt_versions["entailment"] == "entailment-v2"
+    assert validation.prompt_versions["entailment"] == SUBTASKS["entailment"].decision
     missed = [o["id"] for o in validation.outcomes if not o["agreed"]]
     assert missed == ["E2", "E3"]
     assert "accuracy 0.500, kappa 0.000" in out
@@ -165,18 +166,19 @@ def test_an_unknown_judge_is_refused_with_the_choices(personas: Personas) -> Non
 def test_the_gold_check_says_correct_only_from_its_threshold(
     personas: Personas, server: ScriptedServer, script: ScriptedJudge, labelled: Path
 ) -> None:
-    # The judge says "correct" to A3 with probability 0.7. The gold subtask wants 0.8
-    # (subtasks.py): log-odds ln(0.7/0.3) - ln(0.8/0.2) = -0.539, so the shifted
-    # probability of "correct" is 1 / (1 + e^0.539) = 0.368 and the verdict is "wrong",
-    # with confidence 0.632. Judged from the nuggets (threshold 0.5), it stays correct.
-    script.sure["It was Scott, the British director"] = 0.7
+    # The judge says "correct" to A3 with probability 0.7. The gold subtask wants 0.75
+    # (subtasks.py): log-odds ln(0.7/0.3) - ln(0.75/0.25) = -0.251, so the shifted
+    # probability of "correct" is 1 / (1 + e^0.251) = 0.4375 and the verdict is "wrong",
+    # with confidence 0.5625. From the nuggets (threshold 0.8): ln(7/3) - ln 4 = -0.539,
+    # 1 / (1 + e^0.539) = 0.368, "wrong" with confidence 0.632.
+    script.raw["It was Scott, the British director"] = 0.7
 
     judge_eval(server, personas.campaign.slug, "--set", str(labelled))
 
     outcomes = {(o["pass"], o["id"]): o for o in JudgeValidation.objects.get().outcomes}
     gold = outcomes[("answer_gold", "A3")]
     assert gold["judge"] == {"correct": False, "relevant": []}
-    assert gold["confidence"] == pytest.approx(0.6316, abs=1e-4)
+    assert gold["confidence"] == pytest.approx(0.5625, abs=1e-4)
     nuggets = outcomes[("answer_nuggets", "A3")]
-    assert nuggets["judge"]["correct"] is True
-    assert nuggets["confidence"] == pytest.approx(0.7)
+    assert nuggets["judge"] == {"correct": False, "relevant": []}
+    assert nuggets["confidence"] == pytest.approx(0.6316, abs=1e-4)
