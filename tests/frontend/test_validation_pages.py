@@ -82,3 +82,39 @@ def test_the_validate_button_queues_a_validation(personas: Personas, monkeypatch
     assert queued == [(personas.campaign.pk, "official", personas.organiser.pk)]
     assert "Validation of the official judge on the dev set (305 items) queued" \
         in response.content.decode()
+
+
+def test_a_validation_fits_a_calibration_and_draws_the_reliability_diagrams(
+    personas: Personas, tmp_path: Path
+) -> None:
+    # Five entailment items the judge calls "true" at 0.9 (after the threshold): two of
+    # them wrong. Out of fold, every fit sees 0.9 right 2 times in 3 or in 4.
+    passage = "Alien is a 1979 film directed by Ridley Scott."
+    items = [{"id": f"E{i}", "kind": "entailment", "category": "c", "passage": passage,
+              "nugget": f"Alien is a 1979 film, in words {'abcde'[i]}.", "entailed": i < 3}
+             for i in range(5)]
+    path = tmp_path / "five.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    script = ScriptedJudge(sure={item["nugget"]: 0.9 for item in items})
+    with ScriptedServer(script) as server, override_settings(
+            GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"):
+        out = io.StringIO()
+        call_command("judge_eval", "toy", "--set", str(path), stdout=out,
+                     stderr=io.StringIO())
+
+    validation = personas.campaign.judge_validations.get()
+    fitted = validation.calibration["steps"]["entailment"]
+    assert (fitted["items"], fitted["values"]) == (5, [pytest.approx(0.6)])
+    figures = validation.figures["entailment"]
+    # Guo et al. 2017's ECE. Raw: 5 labels at 0.9, 3 right: |0.9 - 0.6| = 0.3. Refitted
+    # out of fold (one item per fold): items 0..2 (right) get 2/4 = 0.5 from the other
+    # four, items 3 and 4 (wrong) 3/4; bins [0.5, 0.6) and [0.7, 0.8):
+    # 3/5 x |0.5 - 1| + 2/5 x |0.75 - 0| = 0.6.
+    assert figures["ece_raw"] == pytest.approx(0.3)
+    assert figures["ece_refit"] == pytest.approx(0.6)
+    assert "calibration error (ECE): raw 0.300" in out.getvalue()
+    page = signed_in(personas, "organiser").get(
+        f"/campaigns/toy/validations/{validation.pk}/").content.decode()
+    assert 'id="reliability-entailment-confidence"' in page
+    assert 'id="reliability-entailment-refit_confidence"' in page
+    assert "validation #" in page

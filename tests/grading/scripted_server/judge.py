@@ -23,7 +23,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from grading.llm.subtasks import SUBTASKS
+from grading.llm.subtasks import SUBTASKS, Subtask
 from tests.grading.scripted_server.replies import (
     ChatRequest,
     NoReply,
@@ -126,8 +126,8 @@ class ScriptedJudge(Traffic):
             return Reply(json.dumps({verdict_field: fixed, "reason": "scripted"}), after=gate)
         logprobs = None
         if request.logprobs and self.logprobs:
-            subtask = {"entailed": "entailment", "relevant": "relevance"}.get(
-                verdict_field, "gold" if "GOLD ANSWER:" in request.user else "nuggets")
+            subtask: Subtask = {"entailed": "entailment", "relevant": "relevance"}.get(
+                verdict_field, "gold" if "GOLD ANSWER:" in request.user else "nuggets")  # type: ignore[assignment]
             probability = self.raw.get(key) or raw_probability(
                 verdict, self.sure.get(key, SURE), SUBTASKS[subtask].true_above)
             logprobs = verdict_logprobs(verdict, probability)
