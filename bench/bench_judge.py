@@ -30,6 +30,9 @@ are set on: each setup against today's, and loaded/quiet per setup (targets on 2
 cores, quiet: the 1.5B >= 1.0 entailment and >= 0.4 answer judgments/s; loaded, no
 worse than half of its quiet figure).
 
+`--accuracy` measures accuracy instead of speed: the candidate wordings per subtask,
+cross-validated on the dev set and scored on a held-out set (bench/judge_accuracy/).
+
 Run: .venv/bin/python bench/bench_judge.py [--models qwen2.5-coder-1.5b,qwen2.5-coder-0.5b]
      [--loads quiet,cores,judge] [--setups today,new] [--entailment 60] [--answers 20]
      [--budget 180]
@@ -56,6 +59,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from judge_accuracy.cli import main as accuracy_main  # noqa: E402
 
 from grading.embedded.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
 from grading.embedded.models import SMALL_MODEL  # noqa: E402
@@ -309,6 +314,9 @@ def ratio(new: float | None, old: float | None) -> str:
 
 
 def main() -> None:
+    if "--accuracy" in sys.argv[1:]:
+        accuracy_main(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="qwen2.5-coder-1.5b,qwen2.5-coder-0.5b")
     parser.add_argument("--loads", default="quiet,cores,judge")
