@@ -240,6 +240,11 @@ def _line(name: str, f: dict[str, float | None], rate: float | None) -> str:
             f"{n(f['ece_raw'])} {n(f['ece_cal'])} {n(rate, 2)}")
 
 
+def _asked(rows_: Sequence[Row]) -> bool:
+    """Whether the model was asked about these rows (some that no rule decides)."""
+    return any(r.p_true is not None for r in rows_ if r.rule is None)
+
+
 def report(models: Sequence[str], variants: Sequence[Variant], sets: Sequence[LabelledSet],
            folds: int) -> str:
     dev, rest = sets[0], sets[1:]
@@ -261,14 +266,13 @@ def report(models: Sequence[str], variants: Sequence[Variant], sets: Sequence[La
                     if variant.name.endswith("-v1") and "+" in model:
                         continue
                     dev_rows = rows(dev, model, variant)
-                    if not dev_rows or all(r.p_true is None and r.rule is None
-                                           for r in dev_rows):
+                    if not _asked(dev_rows):
                         continue
                     if labelled is dev:
                         these, scored = cross_validated(dev_rows, folds)
                     else:
                         these = rows(labelled, model, variant)
-                        if all(r.p_true is None and r.rule is None for r in these):
+                        if not _asked(these):
                             continue
                         scored = held_out(dev_rows, these)
                     f = figures(these, scored)
