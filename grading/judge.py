@@ -54,6 +54,7 @@ from grading.llm.subtasks import (
     ANSWER_V2,
     ENTAILMENT_V2,
     SUBTASKS,
+    Subtask,
     entailment_v2,
     explain_request,
     gold_v2,
@@ -175,8 +176,11 @@ class JudgeIdentity:
             "input": item.as_json(),
         }
         if not isinstance(item, RubricInput):
-            # The R2C2 subtasks decide these inputs; a rubric input is none of their business.
-            payload["subtasks"] = {name: prompt.decision for name, prompt in SUBTASKS.items()}
+            # The subtasks that decide the input (a rubric input's are none of theirs):
+            # a reworded or re-thresholded one re-judges only the inputs it decides.
+            used: tuple[Subtask, ...] = ("entailment",) if isinstance(
+                item, EntailmentInput) else ("gold", "nuggets", "relevance")
+            payload["subtasks"] = {name: SUBTASKS[name].decision for name in used}
         if isinstance(item, EntailmentInput):
             # The names-and-numbers rule decides some before any call: a fixed rule
             # re-judges what the old one decided.
@@ -283,8 +287,8 @@ class _Steps:
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
         decision = SUBTASKS[step].decision  # type: ignore[index]
         self.records.append({"step": step, "decided_by": "llm", **extra,
-                             "prompt_version": call.prompt_version, "verdict": verdict,
-                             "confidence": confidence, "p_true": p_true,
+                             "prompt_version": call.prompt_version, "decision": decision,
+                             "verdict": verdict, "confidence": confidence, "p_true": p_true,
                              "confidence_from": call.confidence_from,
                              "calibrated": self.calibrated(step, decision, confidence)})
         self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra

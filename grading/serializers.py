@@ -64,6 +64,9 @@ class JudgmentStepSerializer(serializers.Serializer[dict[str, Any]]):
                   "the share of such verdicts people agreed with (null: none fitted)")
     nugget = serializers.IntegerField(required=False, help_text="relevance steps: NuggetNum")
     prompt_version = serializers.CharField(required=False, help_text="llm steps")
+    decision = serializers.CharField(
+        required=False, help_text='llm steps: the wording and threshold that decided, '
+                                  'e.g. "relevance-v2@0.85"')
     matched = serializers.CharField(required=False, allow_blank=True,
                                     help_text="rule steps: the gold answer that matched")
     explained = serializers.BooleanField(required=False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import threading
 from datetime import datetime, timedelta
@@ -76,7 +77,8 @@ def test_every_judgment_keeps_its_provenance(toy_ac_run: Run, judge: object) -> 
     assert judgment.input["nugget"] and judgment.input["passage"]
     assert judgment.confidence == pytest.approx(SURE)
     assert judgment.steps == [{"step": "entailment", "decided_by": "llm",
-                               "prompt_version": "entailment-v2", "verdict": True,
+                               "prompt_version": "entailment-v2",
+                               "decision": SUBTASKS["entailment"].decision, "verdict": True,
                                "confidence": pytest.approx(SURE),
                                # the token probability, before the threshold
                                "p_true": pytest.approx(raw_probability(
@@ -100,6 +102,28 @@ def test_identical_inputs_are_judged_once_across_runs_and_re_runs(
     assert (rerun.entailment_calls, rerun.answer_calls) == (0, 0)
     assert sum(script.calls.values()) == calls
     assert marked_text(second) == example("WASEDA-AC-1.marked")
+
+
+def test_a_changed_wording_or_threshold_judges_again_and_old_judgments_keep_theirs(
+    toy_ac_run: Run, judge: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
+    before = {j.pk: j.steps for j in Judgment.objects.filter(kind="answer")}
+    moved = dataclasses.replace(SUBTASKS["relevance"], version="relevance-test", true_above=0.6)
+    monkeypatch.setitem(SUBTASKS, "relevance", moved)
+
+    again = run_grade(run=toy_ac_run, judge=judge)  # type: ignore[arg-type]
+
+    # Every answer's judgment depends on the relevance wording: all are judged again;
+    # no entailment judgment does.
+    assert again.answer_calls == len(before) and again.entailment_calls == 0
+    for judgment in Judgment.objects.filter(kind="answer"):
+        decisions = {s["decision"] for s in judgment.steps if s["step"] == "relevance"}
+        if judgment.pk in before:
+            assert judgment.steps == before[judgment.pk]  # untouched
+            assert decisions <= {"relevance-v2@0.85"}
+        else:
+            assert decisions <= {"relevance-test@0.6"}
 
 
 @pytest.mark.parametrize("fault", ["timeout", "500", "429"])
