@@ -283,7 +283,7 @@ class _Steps:
         if verdict is not None and confidence is not None \
                 and call.confidence_from == "logprobs":
             p_true = confidence if verdict else 1 - confidence
-            shifted = _shift(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
+            shifted = shift_to_threshold(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
         decision = SUBTASKS[step].decision  # type: ignore[index]
         self.records.append({"step": step, "decided_by": "llm", **extra,
@@ -360,7 +360,7 @@ def shared_prefixes(inputs: Sequence[JudgeInput]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _shift(p_true: float, true_above: float) -> float:
+def shift_to_threshold(p_true: float, true_above: float) -> float:
     """`p_true` with its log-odds moved so that `true_above` becomes the even point."""
     if true_above == 0.5:
         return p_true

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from grading.entailment_rule import RULE_PRECISION, unsupported
 from grading.gold_match import gold_verdict
+from grading.judge import shift_to_threshold
 from grading.validation.calibration import expected_calibration_error, fit_isotonic
 from grading.validation.labelled import LabelledSet
 from judge_accuracy.probes import requests_per_second, stored
@@ -95,21 +96,13 @@ def _v1_relevance(labelled: LabelledSet, model: str) -> list[Row]:
     return out
 
 
-def shifted(p_true: float, true_above: float) -> float:
-    """`p_true` with its log-odds moved so that `true_above` is the even point."""
-    edge = 1e-9
-    p = min(max(p_true, edge), 1 - edge)
-    odds = math.log(p / (1 - p)) - math.log(true_above / (1 - true_above))
-    return 1 / (1 + math.exp(-odds))
-
-
 def decide(row: Row, true_above: float) -> tuple[bool | None, float | None]:
     """(verdict, raw confidence in it) as the pipeline decides the row."""
     if row.rule is not None:
         return row.rule, row.rule_confidence
     if row.p_true is None:
         return None, None
-    s = shifted(row.p_true, true_above)
+    s = shift_to_threshold(row.p_true, true_above)
     return s >= 0.5, max(s, 1 - s)
 
 
