@@ -61,7 +61,11 @@ from grading.llm.subtasks import (
     nuggets_v2,
     relevance_v2,
 )
-from grading.validation.calibration import JudgeCalibration
+from grading.validation.calibration import (
+    JudgeCalibration,
+    judgment_confidence,
+    step_confidence,
+)
 
 
 @dataclass(frozen=True)
@@ -257,16 +261,14 @@ class _Steps:
     unparsed: str = ""  # the error of a step whose reply never parsed
     calibration: JudgeCalibration | None = None
 
-    def rule(self, step: str, verdict: GoldVerdict) -> None:
-        self.records.append({"step": step, "decided_by": f"rule:{verdict.rule}",
-                             "verdict": verdict.correct, "confidence": 1.0,
-                             "calibrated": 1.0, "matched": verdict.matched})
+    def add(self, record: dict[str, Any]) -> None:
+        """Record a step with its calibrated confidence (a rule's is its own)."""
+        record["calibrated"] = step_confidence(self.calibration, record)
+        self.records.append(record)
 
-    def calibrated(self, step: str, decision: str, confidence: float | None) -> float | None:
-        """A call's confidence through the calibration fitted for its step and wording."""
-        if confidence is None or self.calibration is None:
-            return None
-        return self.calibration.step(step, decision, confidence)
+    def rule(self, step: str, verdict: GoldVerdict) -> None:
+        self.add({"step": step, "decided_by": f"rule:{verdict.rule}",
+                  "verdict": verdict.correct, "confidence": 1.0, "matched": verdict.matched})
 
     def call(self, step: str, call: JudgeCall[Any], **extra: Any) -> bool | None:
         """Record a call; its verdict, or None when its reply never parsed.
@@ -285,12 +287,11 @@ class _Steps:
             p_true = confidence if verdict else 1 - confidence
             shifted = shift_to_threshold(p_true, SUBTASKS[step].true_above)  # type: ignore[index]
             verdict, confidence = shifted >= 0.5, max(shifted, 1 - shifted)
-        decision = SUBTASKS[step].decision  # type: ignore[index]
-        self.records.append({"step": step, "decided_by": "llm", **extra,
-                             "prompt_version": call.prompt_version, "decision": decision,
-                             "verdict": verdict, "confidence": confidence, "p_true": p_true,
-                             "confidence_from": call.confidence_from,
-                             "calibrated": self.calibrated(step, decision, confidence)})
+        self.add({"step": step, "decided_by": "llm", **extra,
+                  "prompt_version": call.prompt_version,
+                  "decision": SUBTASKS[step].decision,  # type: ignore[index]
+                  "verdict": verdict, "confidence": confidence, "p_true": p_true,
+                  "confidence_from": call.confidence_from})
         self.raw.append(f"{step}: {call.raw_output}" if len(self.records) > 1 or extra
                         else call.raw_output)
         self.add_cost(call)
@@ -311,14 +312,6 @@ class _Steps:
         known = [r["confidence"] for r in self.records if r["confidence"] is not None]
         return min(known) if len(known) == len(self.records) and known else None
 
-    @property
-    def calibrated_confidence(self) -> float | None:
-        """The least calibrated confidence of the steps; None unless every step has one."""
-        known = [r.get("calibrated") for r in self.records]
-        if not known or any(value is None for value in known):
-            return None
-        return min(value for value in known if value is not None)
-
     def outcome(self, label: dict[str, Any] | None, reason: str = "",
                 nugget_reasons: dict[str, str] | None = None,
                 confidence: float | Literal["steps"] | None = "steps") -> JudgeOutcome:
@@ -326,7 +319,7 @@ class _Steps:
         if self.unparsed:
             label = None
         if confidence == "steps":
-            calibrated = self.calibrated_confidence
+            calibrated = judgment_confidence(self.calibration, self.records)
         else:
             calibrated = self.records[-1].get("calibrated") if confidence is not None else None
         return JudgeOutcome(
@@ -503,10 +496,9 @@ class _Session:
         if missing:
             # Names or numbers the passage lacks: not entailed, and no call is needed.
             # The rule is as sure as it was right on labelled nuggets.
-            steps.records.append({"step": "names-and-numbers", "decided_by": "rule:unsupported",
-                                  "rule_version": RULE_VERSION, "verdict": False,
-                                  "missing": missing, "confidence": RULE_PRECISION,
-                                  "calibrated": RULE_PRECISION})
+            steps.add({"step": "names-and-numbers", "decided_by": "rule:unsupported",
+                       "rule_version": RULE_VERSION, "verdict": False,
+                       "missing": missing, "confidence": RULE_PRECISION})
             return steps.outcome({"entailed": False},
                                  f"The passage does not mention {', '.join(missing)} (rule).")
         request = entailment_v2(passage=item.passage, nugget=item.nugget)
@@ -603,23 +595,20 @@ class _Session:
         """EXAM++ answer verification; None where the judge's reply never parsed."""
         if grade.unanswerable:
             # Nothing was extracted: nothing can match, and no call is needed.
-            steps.records.append({"step": "answer-key", "decided_by": "rule:unanswerable",
-                                  "verdict": False, "confidence": 1.0, "calibrated": 1.0})
+            steps.add({"step": "answer-key", "decided_by": "rule:unanswerable",
+                       "verdict": False, "confidence": 1.0})
             return False
         if item.answer_check == RubricAnswerCheck.KEY:
             matched = answer_matches_key(grade.answer, item.answers)
-            steps.records.append({"step": "answer-key", "decided_by": "rule:edit-distance",
-                                  "verdict": matched, "confidence": 1.0, "calibrated": 1.0})
+            steps.add({"step": "answer-key", "decided_by": "rule:edit-distance",
+                       "verdict": matched, "confidence": 1.0})
             return matched
         call = await self.client.judge(answer_key_request(
             question=item.item, answer=grade.answer, key_answers=item.answers))
         verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
-        steps.records.append({"step": "answer-key", "decided_by": "llm",
-                              "prompt_version": call.prompt_version, "verdict": verdict,
-                              "confidence": call.confidence,
-                              "confidence_from": call.confidence_from,
-                              "calibrated": steps.calibrated("answer-key", call.prompt_version,
-                                                             call.confidence)})
+        steps.add({"step": "answer-key", "decided_by": "llm",
+                   "prompt_version": call.prompt_version, "verdict": verdict,
+                   "confidence": call.confidence, "confidence_from": call.confidence_from})
         steps.raw.append(f"answer-key: {call.raw_output}")
         steps.add_cost(call)
         return verdict

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression, minimize
@@ -174,6 +175,32 @@ class JudgeCalibration:
             name: StepFit(decision=s["decision"], items=int(s["items"]),
                           fit=Isotonic(tuple(s["thresholds"]), tuple(s["values"])))
             for name, s in steps.items()})
+
+
+def step_confidence(calibration: JudgeCalibration | None,
+                    step: Mapping[str, Any]) -> float | None:
+    """A judgment step's calibrated confidence: a rule's is its own (its measured
+    precision); a judge call's goes through the fit for its step and wording; None
+    where either is missing."""
+    confidence = step.get("confidence")
+    if confidence is None:
+        return None
+    if step.get("decided_by") != "llm":
+        return float(confidence)
+    if calibration is None:
+        return None
+    decision = step.get("decision") or step.get("prompt_version", "")
+    return calibration.step(step["step"], decision, confidence)
+
+
+def judgment_confidence(calibration: JudgeCalibration | None,
+                        steps: Sequence[Mapping[str, Any]]) -> float | None:
+    """A judgment's calibrated confidence: its least sure step's; None unless every
+    step has one."""
+    values = [step_confidence(calibration, step) for step in steps]
+    if not values or any(value is None for value in values):
+        return None
+    return min(value for value in values if value is not None)
 
 
 def fit_judge(samples: Sequence[StepSample], *, source: str) -> JudgeCalibration:

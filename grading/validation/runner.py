@@ -28,6 +28,7 @@ from grading.validation.calibration import (
     StepSample,
     expected_calibration_error,
     fit_judge,
+    judgment_confidence,
 )
 from grading.validation.figures import Pair, agreement, by_category
 from grading.validation.labelled import AnswerItem, LabelledSet
@@ -172,27 +173,9 @@ def _step_samples(judged: _Judged) -> list[StepSample]:
             truth = step.get("nugget") in judged.human["relevant"]
         else:
             truth = judged.human["entailed" if name == "entailment" else "correct"]
-        samples.append((name, SUBTASKS[name].decision, float(confidence), verdict is truth))
+        samples.append((name, step["decision"], float(confidence), verdict is truth))
     return samples
 
-
-def _judgment_confidence(judged: _Judged, calibration: JudgeCalibration) -> float | None:
-    """The judgment's calibrated confidence under `calibration`: the least of its steps'
-    (a rule's step keeps its own measured confidence)."""
-    if judged.outcome is None or judged.outcome.label is None:
-        return None
-    values = []
-    for step in judged.outcome.steps:
-        confidence = step.get("confidence")
-        if confidence is None:
-            return None
-        if step["decided_by"] == "llm" and step["step"] in SUBTASKS:
-            decision = SUBTASKS[step["step"]].decision
-            confidence = calibration.step(step["step"], decision, confidence)
-            if confidence is None:
-                return None
-        values.append(float(confidence))
-    return min(values) if values else None
 
 
 def _calibrate(result: ValidationResult, judged: list[_Judged], *, source: str) -> None:
@@ -200,20 +183,22 @@ def _calibrate(result: ValidationResult, judged: list[_Judged], *, source: str) 
     confidence of a fit on the other folds (`refit_confidence`): a fit is never scored
     on its own items. ECE per pass: raw, through the calibration the judge graded with
     (a packaged or earlier one: does it hold on this set?), and refitted."""
-    samples = [sample for one in judged for sample in _step_samples(one)]
+    each = [_step_samples(one) for one in judged]
+    samples = [sample for mine in each for sample in mine]
     if not samples:
         return
     result.calibration = fit_judge(samples, source=source)
     calibrated: list[float | None] = [None] * len(judged)
     for fold in range(FOLDS):
-        train = [s for one in judged if one.position % FOLDS != fold
-                 for s in _step_samples(one)]
+        train = [s for one, mine in zip(judged, each, strict=True)
+                 if one.position % FOLDS != fold for s in mine]
         if not train:
             continue
         fitted = fit_judge(train, source=source)
         for index, one in enumerate(judged):
-            if one.position % FOLDS == fold:
-                calibrated[index] = _judgment_confidence(one, fitted)
+            if one.position % FOLDS == fold and one.outcome is not None \
+                    and one.outcome.label is not None:
+                calibrated[index] = judgment_confidence(fitted, one.outcome.steps)
     for record, value in zip(result.outcomes, calibrated, strict=True):
         record["refit_confidence"] = value
     for section, figures in result.figures.items():
