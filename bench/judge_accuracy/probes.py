@@ -8,7 +8,6 @@ again without asking the model twice.
 from __future__ import annotations
 
 import json
-import math
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 from grading.embedded.server import EmbeddedJudge, ServerOptions
 from grading.entailment_rule import unsupported
 from grading.gold_match import gold_verdict
+from grading.llm.client import verdict_probability
 from grading.validation.labelled import LabelledSet
 from judge_accuracy.variants import Probe, Variant
 
@@ -27,19 +27,6 @@ VAR = ROOT / "var"
 STORE = VAR / "bench" / "accuracy"
 LOG = VAR / "logs" / "bench-judge-accuracy.log"
 SLOTS = 4
-
-
-def _probability(token: Mapping[str, Any]) -> float | None:
-    mass = {"true": 0.0, "false": 0.0}
-    for alternative in token.get("top_logprobs") or []:
-        word = str(alternative.get("token", "")).strip().lower()
-        if word in mass:
-            mass[word] += math.exp(float(alternative["logprob"]))
-    chosen = str(token.get("token", "")).strip().lower()
-    if mass[chosen] == 0.0:
-        mass[chosen] = math.exp(float(token["logprob"]))
-    total = mass["true"] + mass["false"]
-    return mass["true"] / total if total > 0 else None
 
 
 def p_true_by_field(tokens: Sequence[Mapping[str, Any]], fields: Iterable[str]
@@ -54,10 +41,10 @@ def p_true_by_field(tokens: Sequence[Mapping[str, Any]], fields: Iterable[str]
         if word in ("true", "false"):
             before = text.rstrip()
             if not before and len(wanted) == 1:
-                found[wanted[0]] = _probability(token)
+                found[wanted[0]] = verdict_probability([token], True)
             for field in wanted:
                 if field not in found and before.endswith(f'"{field}":'):
-                    found[field] = _probability(token)
+                    found[field] = verdict_probability([token], True)
         text += str(token.get("token", ""))
     return found
 
