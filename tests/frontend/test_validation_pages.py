@@ -90,9 +90,10 @@ def test_a_validation_fits_a_calibration_and_draws_the_reliability_diagrams(
     # Five entailment items the judge calls "true" at 0.9 (after the threshold): two of
     # them wrong. Out of fold, every fit sees 0.9 right 2 times in 3 or in 4.
     passage = "Alien is a 1979 film directed by Ridley Scott."
-    items = [{"id": f"E{i}", "kind": "entailment", "category": "c", "passage": passage,
-              "nugget": f"Alien is a 1979 film, in words {'abcde'[i]}.", "entailed": i < 3}
-             for i in range(5)]
+    items: list[dict[str, Any]] = [
+        {"id": f"E{i}", "kind": "entailment", "category": "c", "passage": passage,
+         "nugget": f"Alien is a 1979 film, in words {'abcde'[i]}.", "entailed": i < 3}
+        for i in range(5)]
     path = tmp_path / "five.jsonl"
     path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
     script = ScriptedJudge(sure={item["nugget"]: 0.9 for item in items})
