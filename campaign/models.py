@@ -51,6 +51,12 @@ class Campaign(models.Model):
         default=0.8,
         help_text="Judgments the judge was less sure of need an organiser before publishing.",
     )
+    # The agreement with people that judgments accepted without review must reach, and
+    # the risk that they do not (docs/agreement.md): set from a blind sample per kind.
+    agreement_target = models.FloatField(
+        default=0.9, help_text="Agreement with people that accepted judgments must reach.")
+    agreement_risk = models.FloatField(
+        default=0.1, help_text="Chance allowed that accepted judgments fall short of it.")
     # {"entailment_accuracy": 0.95, ...}: grading waits for a judge validation that
     # reaches each (grading/validation/gate.py); empty: no validation is required.
     judge_thresholds = models.JSONField(default=dict, blank=True)

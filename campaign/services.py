@@ -60,6 +60,8 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
     campaign.description = spec.description
     campaign.timezone = spec.timezone
     campaign.review_below = spec.review_below
+    campaign.agreement_target = spec.agreement_target
+    campaign.agreement_risk = spec.agreement_risk
     campaign.judge_thresholds = spec.judge_thresholds
     for phase, at in _phases(spec).items():
         setattr(campaign, phase, at)

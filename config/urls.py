@@ -11,6 +11,7 @@ from config.health import healthz
 from config.schema import SchemaView
 from grading import api as grading_api
 from grading import overrides_api, testbank_api, verification_api
+from grading.agreement import api as agreement_api
 from scoring import api as scoring_api
 from scoring import meta_api
 from submissions import api as submissions_api
@@ -70,6 +71,14 @@ api_v1 = [
          name="api-run-overrides"),
     path("campaigns/<slug:slug>/quota/", submissions_api.CampaignQuotaView.as_view(),
          name="api-quota"),
+    path("campaigns/<slug:slug>/blind-samples/", agreement_api.BlindSampleListView.as_view(),
+         name="api-blind-samples"),
+    path("blind-samples/<int:sample_id>/", agreement_api.BlindSampleView.as_view(),
+         name="api-blind-sample"),
+    path("blind-items/<int:item_id>/label/", agreement_api.BlindItemLabelView.as_view(),
+         name="api-blind-item-label"),
+    path("campaigns/<slug:slug>/agreement/", agreement_api.AgreementView.as_view(),
+         name="api-agreement"),
     re_path(r"^.*$", json_not_found),
 ]
 

@@ -127,8 +127,12 @@ class JudgmentListView(APIView):
         OpenApiParameter("label", str,
             description="entailment: true/false (entailed); answer: true/false (correct)"),
         OpenApiParameter("doubtful", bool, description=(
+            "needs a person: escalated where the kind has a labelled blind sample, else "
             "the judge's confidence is under the campaign's review threshold; "
             "with edited=false: the ones still to review")),
+        OpenApiParameter("escalated", bool, description=(
+            "under the threshold the agreement guarantee set from a blind sample")),
+        OpenApiParameter("reviewed", bool, description="the same as edited"),
         OpenApiParameter("order", str, enum=list(JUDGMENT_ORDERS), description=(
             "run (default): by run, question and nugget; doubt: least sure first, "
             "unmeasured confidences after measured ones, then by judgment id")),

@@ -54,6 +54,8 @@ class JudgmentFilter(django_filters.FilterSet):
     edited = FlagFilter(label="Edited by an organiser")
     disagreement = FlagFilter(label="Second judge disagrees")
     doubtful = FlagFilter(label="Doubtful")
+    escalated = FlagFilter(label="Escalated by the agreement guarantee")
+    reviewed = FlagFilter(label="Reviewed (edited, confirmed or blind-labelled)")
     order = django_filters.ChoiceFilter(
         label="Order", empty_label=None, error_messages={"invalid_choice": BAD_ORDER},
         choices=[("doubt", "Least sure first"), ("run", "Run, question, nugget")])
@@ -75,8 +77,10 @@ class JudgmentFilter(django_filters.FilterSet):
             "run": data.get("run") or None, "qid": data.get("qid") or None,
             "kind": data.get("kind") or None, "label": data.get("label"),
             "grade": data.get("grade"),
-            "needs_review": data.get("needs_review"), "edited": data.get("edited"),
-            "doubtful": data.get("doubtful"),
+            "needs_review": data.get("needs_review"),
+            "edited": data.get("edited") if data.get("edited") is not None
+            else data.get("reviewed"),
+            "doubtful": data.get("doubtful"), "escalated": data.get("escalated"),
             # Only a yes filters: "disagreement=false" is the whole list, as no value is.
             "disagreement": data.get("disagreement") is True,
             "order": data.get("order") or self.default_order,
@@ -93,6 +97,7 @@ class ReviewQueueFilter(JudgmentFilter):
 
     disagreement = FlagFilter(label="Second judge disagrees", widget=FlagCheckbox())
     doubtful = FlagFilter(label="Doubtful, not yet reviewed", widget=FlagCheckbox())
+    escalated = FlagFilter(label="Escalated, not yet reviewed", widget=FlagCheckbox())
 
     default_order = "doubt"
 
@@ -107,4 +112,6 @@ class ReviewQueueFilter(JudgmentFilter):
         if selection.pop("doubtful") is True:
             # What is left to review: doubtful, and neither edited nor confirmed yet.
             selection.update(doubtful=True, edited=False)
+        if selection.pop("escalated") is True:
+            selection.update(escalated=True, edited=False)
         return selection

@@ -122,6 +122,56 @@ class JudgmentEdit(models.Model):
         return f"edit of judgment {self.judgment_id} at {self.edited_at:%Y-%m-%d %H:%M}"
 
 
+class BlindSample(models.Model):
+    """A seeded uniform draw of one kind of judgment, for people to label without seeing
+    the judge's label: what the agreement report and the guarantee are computed from."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="blind_samples")
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices)
+    seed = models.BigIntegerField()
+    # How many judgments it was drawn from: the kind's official ones not sampled before.
+    population = models.PositiveIntegerField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "kind", "id"]
+
+    def __str__(self) -> str:
+        return f"blind sample {self.pk} of {self.kind} judgments (seed {self.seed})"
+
+
+class BlindItem(models.Model):
+    """One sampled judgment and, once given, the person's label for it."""
+
+    sample = models.ForeignKey(BlindSample, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT,
+                                 related_name="blind_items")
+    label = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    labelled_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")
+    labelled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "position"], name="one_item_per_place"),
+            models.UniqueConstraint(fields=["sample", "judgment"],
+                                    name="judgment_once_per_sample"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.position} of blind sample {self.sample_id}"
+
+    @property
+    def labelled(self) -> bool:
+        return self.label is not None
+
+
 class NuggetEntailment(models.Model):
     """Which entailment judgment decides whether a nugget record is bogus."""
 

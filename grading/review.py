@@ -1,24 +1,24 @@
 """Where people are needed: the judgments the judge doubted, reviewed or not yet.
 
-A judgment is doubtful when the judge's confidence in its label is under the campaign's
-`review_below` (its calibrated confidence where the judge has a calibration: the share
-of such labels people agreed with; else its own probability), or when it is a rubric
-grade whose reply never parsed (its grade counts as UNPARSED_GRADE, a placeholder no
-one decided); it is reviewed once an organiser has edited or confirmed it (a
-confirmation is an edit that keeps the label). Only the judgments that the current runs
-use count: their records' official labels, and the grades of the passages grading rates
-of them (DESIGN.md section 10): those are what leaderboards are computed from.
+A kind of judgment whose blind sample has labels is under the agreement guarantee
+(grading.agreement): a judgment of it needs a person when its confidence is under the
+threshold the sample set (escalated), or when none passed (everything escalated). Other
+kinds keep the campaign's `review_below` against the judge's confidence (calibrated
+where it can be). A rubric grade whose reply never parsed always needs a person. Only
+the judgments the current runs use count: those are what leaderboards are computed
+from. A judgment is reviewed once an organiser has edited, confirmed or blind-labelled it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import LessThan
 
 from campaign.models import Campaign
+from grading.agreement.thresholds import guarantee_thresholds
 from grading.models import JudgeSlot, Judgment, JudgmentKind
 from grading.rubric_uses import grade_links_used
 from submissions.models import Run
@@ -30,26 +30,53 @@ def doubt_confidence(via: str = "") -> Coalesce:
     return Coalesce(F(f"{via}calibrated_confidence"), F(f"{via}confidence"))
 
 
-def is_doubtful(*, judgment: Judgment, campaign: Campaign) -> bool:
-    """Was the judge less sure of this label than the campaign's review threshold?
+def escalation_thresholds(*, campaign: Campaign) -> dict[str, float | None]:
+    """The kinds under the guarantee and the confidence each must reach to stand
+    (None: nothing stands without a person)."""
+    return {kind: threshold.value
+            for kind, threshold in guarantee_thresholds(campaign=campaign).items()}
 
-    An unmeasured confidence (a server without token probabilities, or no label at all)
-    is not doubt: there is nothing to compare. But a rubric grade without a label is:
-    scoring reads it as UNPARSED_GRADE until a person gives one (an R2C2 judgment
-    without a label holds its answer back instead, and shows as needing review).
+
+def is_doubtful(*, judgment: Judgment, campaign: Campaign,
+                thresholds: dict[str, float | None] | None = None) -> bool:
+    """Does this judgment need a person (escalated, or under the review threshold)?
+
+    Outside the guarantee an unmeasured confidence is not doubt (there is nothing to
+    compare); under it, an unmeasured confidence is the lowest there is.
     """
     if judgment.kind == JudgmentKind.RUBRIC and judgment.llm_label is None:
         return True
     sure = (judgment.confidence if judgment.calibrated_confidence is None
             else judgment.calibrated_confidence)
+    if thresholds is None:
+        thresholds = escalation_thresholds(campaign=campaign)
+    if judgment.kind in thresholds:
+        threshold = thresholds[judgment.kind]
+        return threshold is None or (sure or 0.0) < threshold
     return sure is not None and sure < campaign.review_below
+
+
+def escalation_filter(*, campaign: Campaign, via: str = "",
+                      thresholds: dict[str, float | None] | None = None) -> Q:
+    """The judgments the guarantee escalates, as a query condition on `via`."""
+    if thresholds is None:
+        thresholds = escalation_thresholds(campaign=campaign)
+    condition = Q(**{f"{via}pk__in": []})
+    sure = Coalesce(doubt_confidence(via), Value(0.0))
+    for kind, threshold in thresholds.items():
+        below = Q() if threshold is None else Q(LessThan(sure, threshold))
+        condition |= Q(**{f"{via}kind": kind}) & below
+    return condition
 
 
 def doubt_filter(*, campaign: Campaign, via: str = "") -> Q:
     """`is_doubtful` as a query condition, on judgments reached through `via` (e.g.
-    "judgment__" from a link); NULL confidences never match it (but unparsed rubric
-    grades do)."""
-    return (Q(LessThan(doubt_confidence(via), campaign.review_below))
+    "judgment__" from a link)."""
+    thresholds = escalation_thresholds(campaign=campaign)
+    unguaranteed = (Q(LessThan(doubt_confidence(via), campaign.review_below))
+                    & ~Q(**{f"{via}kind__in": list(thresholds)}))
+    return (unguaranteed
+            | escalation_filter(campaign=campaign, via=via, thresholds=thresholds)
             | Q(**{f"{via}kind": JudgmentKind.RUBRIC, f"{via}llm_label__isnull": True}))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -31,7 +32,13 @@ from grading.models import (
     Judgment,
     NuggetEntailment,
 )
-from grading.review import doubt_confidence, doubt_filter, is_doubtful
+from grading.review import (
+    doubt_confidence,
+    doubt_filter,
+    escalation_filter,
+    escalation_thresholds,
+    is_doubtful,
+)
 from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
@@ -273,6 +280,7 @@ def judgment_uses(
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
     slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
     doubtful: bool | None = None, order: str = "run", grade: int | None = None,
+    escalated: bool | None = None,
 ) -> QuerySet[Any]:
     """Judgments of a campaign's current runs, one row per use, filtered and ordered in
     the database: a lazy queryset to count and slice (paginate); `judgment_items` turns a
@@ -280,7 +288,8 @@ def judgment_uses(
 
     `label` keeps the uses whose counting label (entailed, or correct) is that value;
     `grade` the rubric uses whose counting grade is that value; `doubtful` those the
-    judge was (or was not) less sure of than `campaign.review_below`; `disagreement`
+    judge was (or was not) less sure of than its kind's threshold; `escalated` those the
+    agreement guarantee sends to a person (kinds with a labelled blind sample); `disagreement`
     those the second judge labels otherwise. `order` is one of JUDGMENT_ORDERS: "doubt"
     puts the least sure first, the unmeasured after every measured one, then by judgment
     id (each judgment's uses stay together).
@@ -298,6 +307,9 @@ def judgment_uses(
         raise ValueError(f"kind must be one of {USE_KINDS}, found {kind!r}")
     below = doubt_filter(campaign=campaign, via="judgment__")
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
+    narrowed = partial(_judgment_state, edited=edited, doubtful=doubtful, below=below,
+                       needs_review=needs_review, unlabelled=unlabelled, escalated=escalated,
+                       escalation=escalation_filter(campaign=campaign, via="judgment__"))
     no_text = Value(None, output_field=CharField())
     sides = []
     for use_kind, (model, record, rank) in _USES.items():
@@ -317,8 +329,7 @@ def judgment_uses(
             links = links.filter(_second_judge_disagrees(use_kind))
         nugget_num = (F("nugget__nugget_num") if use_kind == "entailment"
                       else Value(None, output_field=IntegerField()))
-        links = _judgment_state(links, edited=edited, doubtful=doubtful, below=below,
-                                needs_review=needs_review, unlabelled=unlabelled)
+        links = narrowed(links)
         sides.append(links.values(
             use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(rank),
             run_name=F(f"{record}__run__name"), use_qid=F(f"{record}__qid"),
@@ -340,8 +351,7 @@ def judgment_uses(
             links = links.filter(qid=qid)
         if grade is not None:
             links = links.filter(counted_grade_is(grade, via="judgment__"))
-        links = _judgment_state(links, edited=edited, doubtful=doubtful, below=below,
-                                needs_review=needs_review, unlabelled=unlabelled)
+        links = narrowed(links)
         sides.append(links.values(
             use_id=F("pk"), judgment_pk=F("judgment_id"), kind_rank=Value(_RUBRIC_RANK),
             run_name=no_text, use_qid=F("qid"),
@@ -364,8 +374,11 @@ def judgment_uses(
 
 
 def _judgment_state(links: QuerySet[Any], *, edited: bool | None, doubtful: bool | None,
-                    below: Q, needs_review: bool | None, unlabelled: Q) -> QuerySet[Any]:
+                    below: Q, needs_review: bool | None, unlabelled: Q,
+                    escalated: bool | None, escalation: Q) -> QuerySet[Any]:
     """`links` narrowed by the state of their judgment, as every kind of use is."""
+    if escalated is not None:
+        links = links.filter(escalation) if escalated else links.exclude(escalation)
     if edited is not None:
         links = links.filter(judgment__edited_label__isnull=not edited)
     if doubtful is not None:
@@ -381,11 +394,12 @@ def judgment_items(*, campaign: Campaign, uses: Iterable[Mapping[str, Any]]) -> 
     judgments are loaded in one query."""
     rows = list(uses)
     judgments = Judgment.objects.in_bulk({row["judgment_pk"] for row in rows})
+    thresholds = escalation_thresholds(campaign=campaign)
     return [
         JudgmentItem(judgments[row["judgment_pk"]], row["run_name"], row["use_qid"],
                      row["nugget_num"],
                      doubtful=is_doubtful(judgment=judgments[row["judgment_pk"]],
-                                          campaign=campaign),
+                                          campaign=campaign, thresholds=thresholds),
                      docid=row["use_docid"], item_id=row["use_item_id"])
         for row in rows
     ]

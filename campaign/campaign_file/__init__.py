@@ -76,6 +76,7 @@ GOLD_CHECKS = ("gold", "both")
 TOP_KEYS = (
     "slug", "title", "description", "timezone", "phases", "tracks", "questions",
     "categories", "gold_answers", "organisers", "teams", "review_below", "judge_thresholds",
+    "agreement_target", "agreement_risk",
     "corpus", "test_bank",
 )
 REQUIRED_TOP_KEYS = ("slug", "title", "phases", "tracks", "questions")
@@ -126,6 +127,9 @@ class CampaignSpec:
     teams: tuple[TeamSpec, ...]
     # Judgments the judge was less sure of than this need an organiser before publishing.
     review_below: float = 0.8
+    # What judgments accepted without review must reach against people, and at what risk.
+    agreement_target: float = 0.9
+    agreement_risk: float = 0.1
     judge_thresholds: dict[str, float] = field(default_factory=dict)
     # RUBRIC campaigns (DESIGN.md section 10): the corpus is streamed by the loader, so
     # only its path is here; the test bank is small and parsed whole.
@@ -386,6 +390,9 @@ def read_campaign_file(file: Path) -> CampaignSpec:
     teams = _read_teams(reader, doc.get("teams"), organisers)
     review_below = _read_probability(reader, doc.get("review_below", 0.8), "review_below")
     judge_thresholds = _read_thresholds(reader, doc.get("judge_thresholds"))
+    agreement_target = _read_probability(reader, doc.get("agreement_target", 0.9),
+                                         "agreement_target")
+    agreement_risk = _read_probability(reader, doc.get("agreement_risk", 0.1), "agreement_risk")
 
     if reader.problems or slug is None or title is None:
         if corpus is not None:
@@ -397,6 +404,7 @@ def read_campaign_file(file: Path) -> CampaignSpec:
         slug=slug, title=title, description=description, timezone=timezone, phases=phases,
         tracks=tracks, questions=questions, organisers=organisers, teams=teams,
         review_below=review_below, judge_thresholds=judge_thresholds,
+        agreement_target=agreement_target, agreement_risk=agreement_risk,
         corpus=corpus, test_bank=test_bank, test_bank_file=test_bank_file,
     )
 

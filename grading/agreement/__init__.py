@@ -1,0 +1,1 @@
+"""Agreement with people: blind samples, what they show, and the labels they let stand."""
