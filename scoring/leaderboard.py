@@ -174,6 +174,8 @@ class Leaderboard:
     # A ranking/response track's settings its numbers depend on (min_grade, label,
     # cover_k, depth: DESIGN.md section 10), sent beside the rows; empty for PR and AC.
     params: dict[str, Any] = field(default_factory=dict)
+    # How the labels behind it were decided, per kind, when it was published.
+    labels: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ranked_by(self) -> str:
@@ -193,4 +195,5 @@ class Leaderboard:
             **self.params,
             "rows": [row.as_json() for row in self.rows],
             "statistics": self.statistics.as_json(),
+            "labels": self.labels,
         }

@@ -45,6 +45,9 @@ class Evaluation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="+",
     )
+    # How the labels behind it were decided when it was published, per kind: accepted
+    # under the agreement guarantee, left to the judge, or by people (docs/agreement.md).
+    labels = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["track", "-computed_at", "-id"]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from campaign.models import Campaign, Membership, Role, Track, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
-from grading.review import doubtful_judgments
+from grading.review import doubtful_judgments, escalation_thresholds
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import (
     Leaderboard,
@@ -73,7 +73,7 @@ def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
         edited_judgments=evaluation.edited_judgments,
         needs_review=evaluation.needs_review, fingerprint=evaluation.fingerprint,
         questions=evaluation.questions, rows=rows, statistics=statistics,
-        params=params_in_order(evaluation.params),
+        params=params_in_order(evaluation.params), labels=evaluation.labels,
     )
 
 
@@ -157,6 +157,10 @@ DOUBTFUL_NOT_REVIEWED = (
     "confidence is under the review threshold {threshold:g}) and no organiser has confirmed "
     "or corrected them: review them at {url}"
 )
+ESCALATED_NOT_REVIEWED = (
+    "{count} judgment(s) behind the scores of track {track} need a person ({rules}) and no "
+    "organiser has labelled, confirmed or corrected them: review them at {url}"
+)
 UTC_TIME = "%Y-%m-%d %H:%M:%S"
 
 
@@ -178,7 +182,7 @@ def evaluation_stale(*, evaluation: Evaluation) -> bool:
     return edits.count() > evaluation.judgment_edits_seen
 
 
-def _runs_behind(evaluation: Evaluation) -> Any:
+def runs_behind(evaluation: Evaluation) -> Any:
     """The runs whose judgments a snapshot's numbers come from: an AC, ranking or
     response snapshot's own runs; for a PR snapshot every graded AC run of the
     campaign, its qrels' source."""
@@ -195,7 +199,7 @@ def doubtful_unreviewed(*, evaluation: Evaluation) -> list[int]:
     label, so `edited_label` set means reviewed either way.
     """
     return list(
-        doubtful_judgments(campaign=evaluation.track.campaign, runs=_runs_behind(evaluation))
+        doubtful_judgments(campaign=evaluation.track.campaign, runs=runs_behind(evaluation))
         .filter(edited_label__isnull=True).order_by("pk").values_list("pk", flat=True)
     )
 
@@ -222,6 +226,21 @@ class PublishCheck:
     latest_edit: datetime | None
     doubtful: list[int]  # ids of unreviewed doubtful judgments behind it
     review_below: float
+    # Kinds under the agreement guarantee and the confidence each must reach (None: none).
+    escalation: dict[str, float | None]
+
+    def _doubt_message(self, url: str) -> str:
+        track = self.evaluation.track.slug
+        if not self.escalation:
+            return DOUBTFUL_NOT_REVIEWED.format(count=len(self.doubtful), track=track,
+                                                threshold=self.review_below, url=url)
+        rules = [f"{kind} judgments under {value:.3f}" if value is not None
+                 else f"every {kind} judgment, as none may be accepted yet"
+                 for kind, value in self.escalation.items()]
+        rules.append(f"other kinds under the review threshold {self.review_below:g}")
+        return ESCALATED_NOT_REVIEWED.format(
+            count=len(self.doubtful), track=track, url=url,
+            rules="escalated by the agreement guarantee: " + "; ".join(rules))
 
     def problems(self, *, force: bool = False) -> list[PublishProblem]:
         """Why it may not be published (empty: it may); `force` waives only the doubt."""
@@ -236,9 +255,7 @@ class PublishCheck:
                 edited=edited.astimezone(UTC).strftime(UTC_TIME)), waivable=False))
         if self.doubtful and not force:
             url = reverse("judgments", kwargs={"slug": campaign.slug}) + "?doubtful=1"
-            problems.append(PublishProblem(DOUBTFUL_NOT_REVIEWED.format(
-                count=len(self.doubtful), track=track.slug, threshold=self.review_below,
-                url=url), waivable=True))
+            problems.append(PublishProblem(self._doubt_message(url), waivable=True))
         return problems
 
 
@@ -249,7 +266,8 @@ def evaluation_publish_check(*, evaluation: Evaluation) -> PublishCheck:
     return PublishCheck(evaluation=evaluation, stale=evaluation_stale(evaluation=evaluation),
                         latest_edit=latest_edit,
                         doubtful=doubtful_unreviewed(evaluation=evaluation),
-                        review_below=campaign.review_below)
+                        review_below=campaign.review_below,
+                        escalation=escalation_thresholds(campaign=campaign))
 
 
 def evaluation_publish_problems(

@@ -83,6 +83,10 @@ class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
     statistics = serializers.DictField(help_text=(
         "measure, ci (of that measure), intervals (per interval measure), interval_method, "
         "hsd, hsd_permutations, anova"))
+    labels = serializers.DictField(help_text=(
+        "per kind of judgment, how its labels were decided when published: judgments, "
+        "accepted (under the agreement guarantee), by_judge, by_people, guarantee (target, "
+        "risk, sample, threshold) or review_below"))
 
 
 class LeaderboardsSerializer(serializers.Serializer[dict[str, Any]]):

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Track, TrackKind
+from grading.agreement.report import label_provenance
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
@@ -27,6 +28,7 @@ from scoring.selectors import (
     evaluation_publish_check,
     graded_ac_runs,
     judgment_edit_count,
+    runs_behind,
 )
 from submissions.models import PassageRecord, Run, RunStatus
 
@@ -298,7 +300,9 @@ def evaluation_publish(
         override.save()
     evaluation.published_at = now
     evaluation.published_by_id = user.pk
-    evaluation.save(update_fields=["published_at", "published_by"])
+    evaluation.labels = label_provenance(campaign=evaluation.track.campaign,
+                                         runs=runs_behind(evaluation))
+    evaluation.save(update_fields=["published_at", "published_by", "labels"])
     return Publication(evaluation=evaluation, override=override)
 
 

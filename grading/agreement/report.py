@@ -150,3 +150,31 @@ def report_json(line: KindAgreement, campaign: Campaign) -> dict[str, Any]:
         "by_people": line.by_people,
         "target": campaign.agreement_target, "risk": campaign.agreement_risk,
     }
+
+
+def label_provenance(*, campaign: Campaign, runs: Any) -> dict[str, Any]:
+    """How the labels of `runs` were decided, per kind: accepted under the guarantee
+    (with its terms), left to the judge (no guarantee, or forced over), or by people."""
+    thresholds = guarantee_thresholds(campaign=campaign)
+    used = official_judgments(campaign=campaign, runs=runs)
+    provenance: dict[str, Any] = {}
+    for kind in sorted(set(used.values_list("kind", flat=True))):
+        official = used.filter(kind=kind)
+        total, by_people = official.count(), official.filter(edited_label__isnull=False).count()
+        threshold = thresholds.get(kind)
+        accepted = 0
+        guarantee = None
+        if threshold is not None:
+            escalated = official.filter(escalation_filter(
+                campaign=campaign, thresholds={kind: threshold.value}))
+            accepted = (official.exclude(pk__in=escalated.values("pk"))
+                        .filter(edited_label__isnull=True).count())
+            guarantee = {"target": campaign.agreement_target, "risk": campaign.agreement_risk,
+                         "sample": len(labelled_items(campaign=campaign, kind=kind)),
+                         "threshold": threshold.value}
+        provenance[kind] = {
+            "judgments": total, "accepted": accepted, "by_people": by_people, "by_judge": total - accepted - by_people,
+            "guarantee": guarantee,
+            "review_below": None if guarantee else campaign.review_below,
+        }
+    return provenance
