@@ -173,7 +173,8 @@ def label_provenance(*, campaign: Campaign, runs: Any) -> dict[str, Any]:
                          "sample": len(labelled_items(campaign=campaign, kind=kind)),
                          "threshold": threshold.value}
         provenance[kind] = {
-            "judgments": total, "accepted": accepted, "by_people": by_people, "by_judge": total - accepted - by_people,
+            "judgments": total, "accepted": accepted, "by_people": by_people,
+            "by_judge": total - accepted - by_people,
             "guarantee": guarantee,
             "review_below": None if guarantee else campaign.review_below,
         }

@@ -23,7 +23,7 @@ def binomial_cdf(k: int, n: int, p: float) -> float:
     return sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
 
 
-def test_the_fewest_labels_that_can_show_a_target_all_agree_with_target_to_the_n_under_risk() -> None:
+def test_the_fewest_labels_that_can_show_a_target_all_agree_and_target_to_the_n_is_risk() -> None:
     # 0.9**21 = 0.109 > 0.1 >= 0.9**22 = 0.098; 0.95**58 = 0.051 > 0.05 >= 0.95**59 = 0.048.
     assert smallest_passing_sample(0.9, 0.1) == 22
     assert smallest_passing_sample(0.95, 0.05) == 59
