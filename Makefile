@@ -45,9 +45,19 @@ demo: $(STAMP) engine
 	$(PY) manage.py submit_runs demo-movies --as olga --keep-going \
 	    demo/runs/*-PG-* demo/runs/*-PO-* demo/runs/*-AC-*
 	-$(PY) manage.py grade demo-movies
-	# --force: the demo publishes even where the judge doubted, and says how many such
-	# judgments no one reviewed (a real campaign reviews them on the dashboard first).
-	$(PY) manage.py publish_leaderboards demo-movies --as olga --force
+	# The organiser labels a blind sample of each kind (demo/blind-labels.jsonl: what a
+	# careful assessor says of every nugget and answer, as demo/runs/README.md designs
+	# them): agreement with people, and the confidence above which judgments stand
+	# without a person. The escalated ones are settled from the same file, as a person
+	# working through the review queue would; re-grading follows each round of labels,
+	# since a nugget's new label changes what its answer's check is shown.
+	$(PY) manage.py blind_labels demo-movies --as olga --labels demo/blind-labels.jsonl \
+	    --draw entailment:40 --draw answer:22 --seed 2026 --settle-escalated
+	-$(PY) manage.py grade demo-movies
+	$(PY) manage.py blind_labels demo-movies --as olga --labels demo/blind-labels.jsonl \
+	    --settle-escalated
+	-$(PY) manage.py grade demo-movies
+	$(PY) manage.py publish_leaderboards demo-movies --as olga
 	# The RUBRIC campaign (demo/rubric/): the same people, so demo_accounts above serves it too.
 	$(PY) manage.py load_campaign demo/rubric/campaign.yaml
 	# Its test bank came with the campaign file for FH01-FH04; the embedded judge drafts two
