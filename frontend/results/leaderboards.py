@@ -10,6 +10,7 @@ import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -64,6 +65,7 @@ class BoardView:
     sections: list[PlotSection]
     settings: list[tuple[str, str]]  # a ranking/response track's, as the snapshot used them
     downloads: list[tuple[str, str]]  # (label, url)
+    labels: list[str]  # per kind, how the labels behind a published board were decided
 
 
 #: How the pages name the settings a RUBRIC snapshot records (DESIGN.md section 10).
@@ -161,7 +163,24 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
         table=_leaderboard_table(campaign, board, measures),
         sections=plot_sections(board, _reference(campaign, board), team_own=team_own),
         settings=_settings(board), downloads=_downloads(campaign, board, role),
+        labels=[_label_origin(kind, origin) for kind, origin in board.labels.items()],
     )
+
+
+def _label_origin(kind: str, origin: dict[str, Any]) -> str:
+    """One kind's line of "how the labels were decided", in words."""
+    parts = [f"{origin['by_people']} by people"]
+    guarantee = origin.get("guarantee")
+    if guarantee:
+        at = ("no threshold passed yet" if guarantee["threshold"] is None
+              else f"confidence >= {guarantee['threshold']:.3f}")
+        parts.insert(0, f"{origin['accepted']} accepted under the agreement guarantee "
+                        f"({guarantee['target']:g} agreement with people at risk "
+                        f"{guarantee['risk']:g}, from {guarantee['sample']} blind labels; "
+                        f"{at})")
+    parts.append(f"{origin['by_judge']} on the judge's word alone"
+                 + ("" if guarantee else f" (review threshold {origin['review_below']:g})"))
+    return f"{kind}: {origin['judgments']} judgments, " + ", ".join(parts)
 
 
 def _public_at(campaign: Campaign, role: str | None, now: datetime) -> CampaignTime | None:

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentEdit
 from grading.review import official_judgments
@@ -243,3 +244,11 @@ class TestGuarantee:
         assert board["labels"]["answer"] == {
             "judgments": 3, "accepted": 0, "by_people": 0, "by_judge": 3, "guarantee": None,
             "review_below": 0.8}
+        browser = Client()
+        browser.force_login(personas.participant_a)
+        page = browser.get("/campaigns/toy/results/").content.decode()
+        assert ("entailment: 8 judgments, 1 accepted under the agreement guarantee (0.75 "
+                "agreement with people at risk 0.5, from 3 blind labels; confidence &gt;= "
+                "0.990), 3 by people, 4 on the judge&#x27;s word alone") in page
+        assert ("answer: 3 judgments, 0 by people, 3 on the judge&#x27;s word alone (review "
+                "threshold 0.8)") in page
