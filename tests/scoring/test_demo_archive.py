@@ -7,8 +7,10 @@ which must reproduce every published number."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -105,3 +107,20 @@ def test_the_demo_archives_replay_to_every_published_number(
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"leaderboard(s) match {boards}" in replayed.stdout
     assert "DIFFERS" not in replayed.stdout
+    if slug == "demo-movies":
+        assert_labels_say_how_they_were_decided(archive)
+
+
+def assert_labels_say_how_they_were_decided(archive: Path) -> None:
+    """The archived AC leaderboard says per kind who decided its labels, and the parts
+    add up: every judgment once, and each sampled kind under the guarantee's terms."""
+    with zipfile.ZipFile(archive) as members:
+        name = next(n for n in members.namelist() if n.endswith("leaderboards/ac.json"))
+        labels = json.loads(members.read(name))["labels"]
+    assert set(labels) == {"entailment", "answer"}
+    for origin in labels.values():
+        assert origin["accepted"] + origin["by_people"] + origin["by_judge"] == \
+            origin["judgments"]
+        assert origin["by_people"] > 0 and origin["review_below"] is None
+        assert {"target": 0.9, "risk": 0.1}.items() <= origin["guarantee"].items()
+    assert labels["entailment"]["guarantee"]["sample"] == 40

@@ -183,6 +183,12 @@ class TestGuarantee:
         assert (entailment["accepted"], entailment["escalated"], entailment["unreviewed"],
                 entailment["by_people"]) == (1, 4, 4, 3)
         assert entailment["coverage"] == pytest.approx(1 / 8)
+        # The queue of what is escalated puts the least sure first.
+        queue = personas.client("organiser").get(
+            "/api/v1/campaigns/toy/judgments/?escalated=1&reviewed=0&order=doubt").json()
+        assert [i["id"] for i in queue["results"]] == (
+            self.by_confidence(personas, 0.6) + self.by_confidence(personas, 0.9)
+            + self.by_confidence(personas, 0.967))
 
         agree(personas, sampled, self.by_confidence(personas, 0.9))
         entailment = self.report(personas)["entailment"]
