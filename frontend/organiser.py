@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_role
+from frontend.agreement import agreement_sections
 from frontend.forms import JudgmentEditForm
 from grading.filters import ReviewQueueFilter
 from grading.models import JudgeValidation, Judgment, JudgmentKind
@@ -74,6 +75,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "grading_refusal": grading_refusal(campaign=campaign,
                                            judge_model=official_model_name()),
         "rubric": any(track.is_rubric for track in campaign.tracks.all()),
+        "agreement_report": agreement_sections(campaign=campaign),
     }
     return render(request, "frontend/organiser/dashboard.html", context)
 

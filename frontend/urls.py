@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from frontend import (
+    agreement,
     archive_views,
     organiser,
     results,
@@ -79,4 +80,10 @@ urlpatterns += [
          name="archive-full"),
     path("campaigns/<slug:slug>/team/archive.zip", archive_views.archive_public,
          name="archive-public"),
+]
+
+# Blind samples of judgments, labelled by people, and the agreement they measure.
+urlpatterns += [
+    path("campaigns/<slug:slug>/blind-samples/", agreement.blind_samples, name="blind-samples"),
+    path("blind-samples/<int:sample_id>/label/", agreement.blind_label, name="blind-label"),
 ]

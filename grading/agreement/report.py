@@ -20,8 +20,9 @@ from grading.models import JudgmentKind
 from grading.review import doubt_filter, escalation_filter, official_judgments
 from grading.validation.figures import agreement
 
-# Bins of the judge's confidence for "is it informative?": their lower edges.
-BIN_EDGES = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+# Bins of the judge's confidence for "is it informative?": their lower edges, the ten
+# equal-width bins of the calibration error (the last one holds 1.0).
+BIN_EDGES = tuple(k / 10 for k in range(10))
 NO_SAMPLE = "no blind sample of this kind is labelled: the review threshold decides"
 
 

@@ -23,6 +23,10 @@ BAD_SEED = "seed must be a whole number from 0 to 2**63 - 1; found {found!r}"
 NOTHING_TO_SAMPLE = ("no {kind} judgment of the current runs is left to sample (every one "
                      "is in a blind sample already, or none is graded yet)")
 BLIND_NOTE = "Blind label (sample {sample}, item {position})"
+# What a person gives per kind: a rubric label's extracted answer stays the judge's.
+PERSON_FIELDS: dict[str, tuple[str, ...]] = {JudgmentKind.ENTAILMENT: ("entailed",),
+                 JudgmentKind.ANSWER: ("correct", "relevant"),
+                 JudgmentKind.RUBRIC: ("grade",)}
 
 
 class SampleRefused(ValueError):
@@ -78,7 +82,8 @@ def blind_item_label(*, item: BlindItem, user: AbstractBaseUser, changes: dict[s
     edit_note = BLIND_NOTE.format(sample=item.sample_id, position=item.position)
     judgment = judgment_edit(judgment=item.judgment, user=user, changes=changes,
                              reason=note, note=f"{edit_note}: {note}" if note else edit_note)
-    item.label = judgment.edited_label
+    label = judgment.edited_label or {}
+    item.label = {name: label[name] for name in PERSON_FIELDS[judgment.kind] if name in label}
     item.note = note
     item.labelled_by_id = user.pk
     item.labelled_at = timezone.now()
