@@ -17,8 +17,10 @@ The cascade 0.5B -> 1.5B does the same with two judges: the 0.5B's threshold fro
 sample, the 1.5B's from the sampled items the 0.5B escalates, each at risk / 2 (a union
 bound over the two, as Jung et al. 2025 do); the 1.5B sees only what the 0.5B escalates.
 
-On the dev set the confidences are out of fold (a calibration fitted on the other
-folds); on a held-out set, those of the packaged calibration, fitted on the dev set.
+Each line is computed twice: on the judge's raw probabilities, and on its calibrated
+confidences (on the dev set out of fold, a calibration fitted on the other folds; on a
+held-out set, the packaged calibration, fitted on the dev set). Only their order
+matters to the guarantee.
 
 Run: .venv/bin/python bench/bench_agreement.py [--heldout FILE] [--sample 60]
      [--draws 200] [--target 0.9] [--risk 0.1]
@@ -33,6 +35,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,8 +65,10 @@ class Judged:
     right: bool
 
 
-def graded(model: str, labelled: LabelledSet, *, dev: bool) -> dict[str, list[Judged]]:
-    """The model's judgments of the set per pass, from the store or graded now."""
+def graded(model: str, labelled: LabelledSet, *, dev: bool,
+           raw: bool) -> dict[str, list[Judged]]:
+    """The model's judgments of the set per pass (with its raw or its calibrated
+    confidence), from the store or graded now."""
     path = STORE / labelled.sha256[:16] / f"{model}.json"
     if not path.exists():
         with EmbeddedJudge(model, var_dir=VAR, options=ServerOptions(), progress=None,
@@ -76,7 +81,7 @@ def graded(model: str, labelled: LabelledSet, *, dev: bool) -> dict[str, list[Ju
             result = validate_judge(judge, labelled)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result.outcomes), encoding="utf-8")
-    sure = "refit_confidence" if dev else "calibrated_confidence"
+    sure = "confidence" if raw else "refit_confidence" if dev else "calibrated_confidence"
     judged: dict[str, list[Judged]] = {name: [] for name in PASSES}
     for record in json.loads(path.read_text(encoding="utf-8")):
         confidence = record.get(sure)
@@ -149,10 +154,11 @@ def main() -> None:
         (read_labelled_set(path), False) for path in args.heldout]
     print(f"Agreement guarantee: target {args.target:g}, risk {args.risk:g}, blind sample "
           f"{args.sample}, {args.draws} draws per line")
-    for labelled, dev in sets:
-        judged = {model: graded(model, labelled, dev=dev) for model in (SMALL_MODEL,
-                                                                        DEFAULT_MODEL)}
-        print(f"{labelled.name} ({'dev set, out-of-fold confidences' if dev else 'held out'})")
+    for (labelled, dev), raw in product(sets, (False, True)):
+        judged = {model: graded(model, labelled, dev=dev, raw=raw)
+                  for model in (SMALL_MODEL, DEFAULT_MODEL)}
+        print(f"{labelled.name} ({'dev set' if dev else 'held out'}), "
+              f"{'raw' if raw else 'calibrated'} confidences")
         for name in PASSES:
             small, default = judged[SMALL_MODEL][name], judged[DEFAULT_MODEL][name]
             if not default:
