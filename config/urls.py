@@ -75,7 +75,7 @@ api_v1 = [
          name="api-blind-samples"),
     path("blind-samples/<int:sample_id>/", agreement_api.BlindSampleView.as_view(),
          name="api-blind-sample"),
-    path("blind-items/<int:item_id>/label/", agreement_api.BlindItemLabelView.as_view(),
+    path("blind-items/<int:blind_item_id>/label/", agreement_api.BlindItemLabelView.as_view(),
          name="api-blind-item-label"),
     path("campaigns/<slug:slug>/agreement/", agreement_api.AgreementView.as_view(),
          name="api-agreement"),

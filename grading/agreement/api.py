@@ -88,7 +88,7 @@ class BlindSampleListView(APIView):
                    summary="Draw a seeded uniform sample of one kind of judgment to label blind",
                    responses={201: OpenApiResponse(description=(
                        "id, kind, seed, population and the items, without the judge's labels")),
-                              **error_responses(400, 401, 404)})
+                              **error_responses(400, 401, 404, 413, 415)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = _campaign(request, slug)
         form = BlindSampleDrawSerializer(data=request.data)
@@ -121,10 +121,10 @@ class BlindItemLabelView(APIView):
     @extend_schema(request=BlindLabelSerializer,
                    summary="Label a sampled judgment (it also settles the judgment, as an edit)",
                    responses={200: OpenApiResponse(description="the item, with its label"),
-                              **error_responses(400, 401, 404)})
-    def post(self, request: Request, item_id: int) -> Response:
+                              **error_responses(400, 401, 404, 413, 415, 503)})
+    def post(self, request: Request, blind_item_id: int) -> Response:
         item = (BlindItem.objects.select_related("sample__campaign", "judgment")
-                .filter(pk=item_id).first())
+                .filter(pk=blind_item_id).first())
         if item is None:
             raise exceptions.NotFound(NOT_FOUND)
         _organisers(request, item.sample.campaign)

@@ -185,7 +185,7 @@ PHASES = campaign_doc()["phases"]
             {"doc": campaign_doc(colour="blue")},
             "{yaml}: unknown key 'colour' (expected one of: slug, title, description, timezone, "
             "phases, tracks, questions, categories, gold_answers, organisers, teams, "
-            "review_below, judge_thresholds, corpus, test_bank)",
+            "review_below, judge_thresholds, agreement_target, agreement_risk, corpus, test_bank)",
             id="unknown key",
         ),
         pytest.param(

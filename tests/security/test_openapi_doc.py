@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from campaign.models import GoldAnswer
 from config.query_params import BAD_FLAG, parse_flag
+from grading.agreement.samples import blind_sample_draw
 from grading.judge import OpenAIJudge
 from submissions.models import Run
 from tests.security.world import PR_SHARED, World, build_world, set_phase
@@ -41,6 +42,10 @@ def document() -> dict[str, Any]:
 def world(personas: Personas, toy_ac_run: Run, judge: OpenAIJudge) -> World:
     world = build_world(personas, toy_ac_run, judge)
     set_phase(world, PR_SHARED)
+    sample = blind_sample_draw(campaign=personas.campaign, kind="entailment", size=1,
+                               user=personas.organiser)
+    world.ids["blind_sample"] = sample.pk
+    world.ids["blind_item"] = sample.items.get().pk
     return world
 
 
@@ -64,7 +69,8 @@ def component(document: dict[str, Any], ref: str) -> dict[str, Any]:
 def path_values(world: World) -> dict[str, Any]:
     """A value of the world for each path parameter of the document."""
     return {"slug": "toy", "run_id": world.ids["own_ac"], "judgment_id": world.ids["judgment"],
-            "item_id": world.ids["bank_item"], "track": "ac", "name": "res.zip"}
+            "item_id": world.ids["bank_item"], "track": "ac", "name": "res.zip",
+            "sample_id": world.ids["blind_sample"], "blind_item_id": world.ids["blind_item"]}
 
 
 def _has_the_error_shape(document: dict[str, Any], response: dict[str, Any],
