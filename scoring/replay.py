@@ -1,4 +1,4 @@
-"""Replay a results archive: `python -m scoring.replay ARCHIVE.zip` (issue 17, part 4).
+"""Replay a results archive: `python -m scoring.replay ARCHIVE.zip`.
 
 Pure: no Django, no database (an import-linter contract in pyproject.toml holds it).
 From the archive alone (scoring/archive.py writes it, scoring/archive_format.py lays it
@@ -13,8 +13,9 @@ out) it
    ranking/response grades from the rubric judgments on the current test bank;
 3. compares them with the leaderboards' JSON (aggregates, per-question scores, the
    statistics: intervals, Tukey HSD, ANOVA) and CSV, the derived qrels and the marked
-   runs, and prints every difference: track, run, measure (and question), archived
-   and recomputed value.
+   runs, and how each board's labels were decided (by people, accepted under the
+   agreement guarantee's threshold, by the judge alone: docs/agreement.md), and prints
+   every difference: track, run, measure (and question), archived and recomputed value.
 
 The randomised HSD and the bootstrap intervals are seeded: the replay uses the seed, B
 and resample count the archive records (software.json), so their p-values and bounds
@@ -285,6 +286,35 @@ class Replay:
             self.compare(board["track"], "-", f"statistics.{path}", archived.get(path),
                          ours.get(path))
 
+    def check_labels(self, board: dict[str, Any], run_ids: set[int]) -> None:
+        """How a board's labels were decided, per kind, from the archived judgments of
+        `run_ids`: by people (edited), accepted (at or above the guarantee's threshold),
+        by the judge alone (the rest)."""
+        origins = board.get("labels") or {}
+        counted: dict[str, dict[str, int]] = {}
+        for judgment in self.archive.jsonl(fmt.JUDGMENTS):
+            kind = judgment["kind"]
+            if kind not in origins or not any(
+                    use.get("slot") == OFFICIAL and use.get("run_id") in run_ids
+                    for use in judgment.get("uses", [])):
+                continue
+            counts = counted.setdefault(kind, {"judgments": 0, "accepted": 0, "by_people": 0,
+                                               "by_judge": 0})
+            counts["judgments"] += 1
+            threshold = (origins[kind].get("guarantee") or {}).get("threshold")
+            sure = judgment.get("calibrated_confidence")
+            sure = judgment.get("confidence") if sure is None else sure
+            if judgment.get("edited_label") is not None:
+                counts["by_people"] += 1
+            elif threshold is not None and (sure or 0.0) >= threshold:
+                counts["accepted"] += 1
+            else:
+                counts["by_judge"] += 1
+        for kind, origin in sorted(origins.items()):
+            for count in ("judgments", "accepted", "by_people", "by_judge"):
+                self.compare(board["track"], "-", f"labels.{kind}.{count}", origin.get(count),
+                             counted.get(kind, {}).get(count, 0))
+
     # --- one track kind each ---------------------------------------------------------
 
     def replay_ac(self, board: dict[str, Any]) -> None:
@@ -471,6 +501,8 @@ def replay_archive(path: str) -> ReplayReport:
                   if member.startswith("leaderboards/") and member.endswith(".json")]
         if not boards:
             report.notes.append(NO_LEADERBOARDS)
+        ac_runs = {row["run_id"] for board in boards if board["kind"] == "ac"
+                   for row in board["rows"]}
         for board in boards:
             report.leaderboards.append(board["track"])
             if board.get("stale"):
@@ -478,8 +510,10 @@ def replay_archive(path: str) -> ReplayReport:
                                     f"before the latest judgment edit): expect differences")
             if board["kind"] == "ac":
                 replay.replay_ac(board)
+                replay.check_labels(board, {row["run_id"] for row in board["rows"]})
             elif board["kind"] == "pr":
                 replay.replay_pr(board)
+                replay.check_labels(board, ac_runs)
             else:
                 replay.replay_rubric(board)
         replay.check_marked_runs()
