@@ -79,6 +79,8 @@ api_v1 = [
          name="api-blind-item-label"),
     path("campaigns/<slug:slug>/agreement/", agreement_api.AgreementView.as_view(),
          name="api-agreement"),
+    path("campaigns/<slug:slug>/agreement/cascade/", agreement_api.CascadeView.as_view(),
+         name="api-agreement-cascade"),
     re_path(r"^.*$", json_not_found),
 ]
 

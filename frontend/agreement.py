@@ -8,16 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.models import User
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from campaign.text_fields import NOTE, CleanTextFormField
 from frontend import plots
+from grading.agreement.cascade import cascade_to_second_judge
 from grading.agreement.guarantee import smallest_passing_sample
 from grading.agreement.report import KindAgreement, agreement_report
 from grading.agreement.samples import (
@@ -259,3 +262,14 @@ def agreement_sections(*, campaign: Campaign) -> list[KindReport]:
         sections.append(KindReport(line=line, title=JudgmentKind(line.kind).label, yes=yes,
                                    no=no, confusion=confusion, diagram=_diagram(line)))
     return sections
+
+
+@require_POST
+def cascade(request: HttpRequest, slug: str) -> HttpResponse:
+    """Let the second judge decide the escalated judgments the guarantee allows it."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    _organiser(request, campaign)
+    outcome = cascade_to_second_judge(campaign=campaign)
+    messages.success(request, f"The second judge decided {outcome.decided} escalated "
+                              f"judgment(s); {outcome.withdrawn} earlier decision(s) withdrawn.")
+    return redirect(reverse("dashboard", args=[slug]) + "#agreement-report")

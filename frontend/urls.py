@@ -86,4 +86,6 @@ urlpatterns += [
 urlpatterns += [
     path("campaigns/<slug:slug>/blind-samples/", agreement.blind_samples, name="blind-samples"),
     path("blind-samples/<int:sample_id>/label/", agreement.blind_label, name="blind-label"),
+    path("campaigns/<slug:slug>/agreement/cascade/", agreement.cascade,
+         name="agreement-cascade"),
 ]

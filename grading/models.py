@@ -73,6 +73,9 @@ class Judgment(models.Model):
         related_name="+",
     )
     edited_at = models.DateTimeField(null=True, blank=True)
+    # The edit is the second judge's, not a person's: the agreement guarantee let it
+    # decide a judgment the official judge was too unsure of (grading.agreement.cascade).
+    decided_by_second_judge = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["kind", "id"]

@@ -489,7 +489,8 @@ def judge_agreement(*, campaign: Campaign) -> list[Agreement]:
             result.append(_agreement(kind, "official vs second judge", pairs))
         # Every judgment the LLM labelled, against the label that counts (edited or not).
         labelled = Judgment.objects.filter(campaign=campaign, kind=kind,
-                                           llm_label__isnull=False)
+                                           llm_label__isnull=False,
+                                           decided_by_second_judge=False)
         edits: list[tuple[bool, bool]] = []
         for llm, edited in labelled.values_list("llm_label", "edited_label"):
             said: dict[str, Any] = llm or {}

@@ -272,40 +272,63 @@ def _checked_label(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any
 
 @transaction.atomic
 def judgment_edit(
-    *, judgment: Judgment, user: AbstractBaseUser, changes: dict[str, Any], reason: str,
-    note: str,
+    *, judgment: Judgment, user: AbstractBaseUser | None, changes: dict[str, Any],
+    reason: str, note: str, second_judge: bool = False,
 ) -> Judgment:
-    """Post-edit a judgment's label (DESIGN.md section 5.4), keeping the audit trail.
-
-    The edit wins over the LLM label wherever this input occurs (every nugget record,
-    answer or graded passage sharing it), and the judgment reads `reviewed` from then
-    on. Once the edit commits, every run it affects is queued for grading again (no new
-    judge calls but where the answer step's input changed), and grading the last of
-    them scores the campaign again, so no leaderboard stays older than the edit. A
-    rubric grade is read by scoring where it is stored, so its edit queues scoring.
-    """
+    """Post-edit a judgment's label, with its audit trail: it wins wherever this input
+    occurs, and the runs it affects are graded and scored again.
+    `second_judge`: the second judge decided it under the agreement guarantee, no person."""
     if not note.strip():
         raise EditRefused("note", NOTE_REQUIRED)
     label = _checked_label(judgment, changes)
     judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
+    author = None if user is None else user.pk
     JudgmentEdit.objects.create(
-        judgment=judgment, edited_by_id=user.pk, note=note, previous_label=judgment.label,
+        judgment=judgment, edited_by_id=author, note=note, previous_label=judgment.label,
         previous_reason=judgment.reason, new_label=label, new_reason=reason,
     )
     judgment.edited_label = label
     judgment.edited_reason = reason
-    judgment.edited_by_id = user.pk
+    judgment.edited_by_id = author
     judgment.edited_at = timezone.now()
     judgment.status = JudgmentStatus.REVIEWED
+    judgment.decided_by_second_judge = second_judge
     judgment.full_clean()
     judgment.save()
+    _after_edit(judgment)
+    return judgment
+
+
+@transaction.atomic
+def judgment_edit_withdraw(*, judgment: Judgment, note: str) -> Judgment:
+    """Take back the second judge's decision of a judgment: the official judge's label
+    counts again and the judgment needs a person, with the audit trail saying why."""
+    judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
+    if not judgment.decided_by_second_judge:
+        return judgment
+    JudgmentEdit.objects.create(
+        judgment=judgment, edited_by=None, note=note, previous_label=judgment.label,
+        previous_reason=judgment.reason, new_label=judgment.llm_label or {},
+        new_reason=judgment.llm_reason)
+    judgment.edited_label = None
+    judgment.edited_reason = ""
+    judgment.edited_by = None
+    judgment.edited_at = None
+    judgment.decided_by_second_judge = False
+    judgment.status = (JudgmentStatus.DONE if judgment.llm_label is not None
+                       else JudgmentStatus.NEEDS_REVIEW)
+    judgment.save()
+    _after_edit(judgment)
+    return judgment
+
+
+def _after_edit(judgment: Judgment) -> None:
     if judgment.kind == JudgmentKind.RUBRIC:
         # A rubric grade is read where it is stored (no run holds a copy to re-grade):
         # scoring again is all an edit needs.
         enqueue_scoring(judgment.campaign_id)
     else:
         _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
-    return judgment
 
 
 def _enqueue_grading(run_ids: list[int]) -> list[str]:

@@ -362,6 +362,7 @@ def _judgment_lines(campaign: Campaign, versions: set[str]) -> Iterator[str]:
             "judged_at": _when(judgment.judged_at),
             "edited_label": judgment.edited_label, "edited_reason": judgment.edited_reason,
             "edited_by": _username(judgment.edited_by), "edited_at": _when(judgment.edited_at),
+            "decided_by_second_judge": judgment.decided_by_second_judge,
             "edits": edits.get(judgment.pk, []), "uses": uses.get(judgment.pk, []),
         })
 

@@ -14,7 +14,8 @@ out) it
 3. compares them with the leaderboards' JSON (aggregates, per-question scores, the
    statistics: intervals, Tukey HSD, ANOVA) and CSV, the derived qrels and the marked
    runs, and how each board's labels were decided (by people, accepted under the
-   agreement guarantee's threshold, by the judge alone: docs/agreement.md), and prints
+   agreement guarantee's threshold, by the second judge, by the official judge alone:
+   docs/agreement.md), and prints
    every difference: track, run, measure (and question), archived and recomputed value.
 
 The randomised HSD and the bootstrap intervals are seeded: the replay uses the seed, B
@@ -299,19 +300,20 @@ class Replay:
                     for use in judgment.get("uses", [])):
                 continue
             counts = counted.setdefault(kind, {"judgments": 0, "accepted": 0, "by_people": 0,
-                                               "by_judge": 0})
+                                               "by_second_judge": 0, "by_judge": 0})
             counts["judgments"] += 1
             threshold = (origins[kind].get("guarantee") or {}).get("threshold")
             sure = judgment.get("calibrated_confidence")
             sure = judgment.get("confidence") if sure is None else sure
             if judgment.get("edited_label") is not None:
-                counts["by_people"] += 1
+                second = judgment.get("decided_by_second_judge", False)
+                counts["by_second_judge" if second else "by_people"] += 1
             elif threshold is not None and (sure or 0.0) >= threshold:
                 counts["accepted"] += 1
             else:
                 counts["by_judge"] += 1
         for kind, origin in sorted(origins.items()):
-            for count in ("judgments", "accepted", "by_people", "by_judge"):
+            for count in ("judgments", "accepted", "by_people", "by_second_judge", "by_judge"):
                 self.compare(board["track"], "-", f"labels.{kind}.{count}", origin.get(count),
                              counted.get(kind, {}).get(count, 0))
 

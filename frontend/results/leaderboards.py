@@ -170,6 +170,8 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
 def _label_origin(kind: str, origin: dict[str, Any]) -> str:
     """One kind's line of "how the labels were decided", in words."""
     parts = [f"{origin['by_people']} by people"]
+    if origin.get("by_second_judge"):
+        parts.insert(0, f"{origin['by_second_judge']} by the second judge under the guarantee")
     guarantee = origin.get("guarantee")
     if guarantee:
         at = ("no threshold passed yet" if guarantee["threshold"] is None

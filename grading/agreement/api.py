@@ -17,6 +17,7 @@ from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
 from config.api_errors import authenticated_user
+from grading.agreement.cascade import cascade_to_second_judge
 from grading.agreement.report import agreement_report, report_json
 from grading.agreement.samples import (
     MAX_SAMPLE_SIZE,
@@ -153,3 +154,17 @@ class AgreementView(APIView):
         campaign = _campaign(request, slug)
         return Response({line.kind: report_json(line, campaign)
                          for line in agreement_report(campaign=campaign)})
+
+
+class CascadeView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None,
+                   summary=("Let the second judge decide the escalated judgments the "
+                            "agreement guarantee allows it (and withdraw what it no longer does)"),
+                   responses={200: OpenApiResponse(description="decided, withdrawn"),
+                              **error_responses(401, 404, 503)})
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = _campaign(request, slug)
+        outcome = cascade_to_second_judge(campaign=campaign)
+        return Response({"decided": outcome.decided, "withdrawn": outcome.withdrawn})

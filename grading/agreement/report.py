@@ -15,6 +15,7 @@ from grading.agreement.thresholds import (
     labelled_items,
     primary,
     rubric_min_grade,
+    second_thresholds,
 )
 from grading.models import JudgmentKind
 from grading.review import doubt_filter, escalation_filter, official_judgments
@@ -52,11 +53,13 @@ class KindAgreement:
     bins: tuple[ConfidenceBin, ...]
     relevant_sets: tuple[int, int] | None  # answers: (n, exact relevant sets agreed)
     threshold: Threshold | None  # None: not under the guarantee (no labelled sample)
+    second: Threshold | None  # the second judge's, where one labels the kind
     judgments: int
     accepted: int  # stand under the guarantee, no person involved
     escalated: int  # need a person: under the threshold (or the review threshold)
     unreviewed: int  # escalated, and no person has settled them yet
     by_people: int  # settled by a person: edited, confirmed or blind-labelled
+    by_second_judge: int  # escalated, and decided by the second judge under the guarantee
 
     @property
     def agreement(self) -> float | None:
@@ -90,8 +93,8 @@ def _relevant_sets(items: list[LabelledItem]) -> tuple[int, int]:
     return len(items), sum(relevant(i.judge) == relevant(i.person) for i in items)
 
 
-def kind_agreement(*, campaign: Campaign, kind: str,
-                   threshold: Threshold | None) -> KindAgreement:
+def kind_agreement(*, campaign: Campaign, kind: str, threshold: Threshold | None,
+                   second: Threshold | None = None) -> KindAgreement:
     min_grade = rubric_min_grade(campaign) if kind == JudgmentKind.RUBRIC else 0
     items = labelled_items(campaign=campaign, kind=kind)
     figures = agreement([(bool(primary(kind, i.person, min_grade)),
@@ -103,7 +106,9 @@ def kind_agreement(*, campaign: Campaign, kind: str,
         needs_person = official.filter(escalation_filter(
             campaign=campaign, thresholds={kind: threshold.value}))
     escalated = needs_person.count()
-    by_people = official.filter(edited_label__isnull=False).count()
+    edited = official.filter(edited_label__isnull=False)
+    by_second_judge = edited.filter(decided_by_second_judge=True).count()
+    by_people = edited.count() - by_second_judge
     accepted = 0 if threshold is None else (
         official.exclude(pk__in=needs_person.values("pk"))
         .filter(edited_label__isnull=True).count())
@@ -113,18 +118,20 @@ def kind_agreement(*, campaign: Campaign, kind: str,
         kappa=figures.kappa, confusion=figures.confusion,
         bins=_bins(kind, items, min_grade),
         relevant_sets=_relevant_sets(items) if kind == JudgmentKind.ANSWER else None,
-        threshold=threshold, judgments=official.count(), accepted=accepted,
+        threshold=threshold, second=second, judgments=official.count(), accepted=accepted,
         escalated=escalated,
         unreviewed=needs_person.filter(edited_label__isnull=True).count(),
-        by_people=by_people)
+        by_people=by_people, by_second_judge=by_second_judge)
 
 
 def agreement_report(*, campaign: Campaign) -> list[KindAgreement]:
     """A line per kind the campaign's runs have judgments of, or a sample of."""
     thresholds = guarantee_thresholds(campaign=campaign)
+    seconds = second_thresholds(campaign=campaign, official=thresholds)
     present = set(official_judgments(campaign=campaign).values_list("kind", flat=True))
     kinds = [kind for kind in JudgmentKind.values if kind in present or kind in thresholds]
-    return [kind_agreement(campaign=campaign, kind=kind, threshold=thresholds.get(kind))
+    return [kind_agreement(campaign=campaign, kind=kind, threshold=thresholds.get(kind),
+                           second=seconds.get(kind))
             for kind in kinds]
 
 
@@ -146,9 +153,11 @@ def report_json(line: KindAgreement, campaign: Campaign) -> dict[str, Any]:
         "tests": [{"threshold": t.threshold, "n": t.n, "disagreements": t.disagreements,
                    "p_value": t.p_value, "passed": t.passed}
                   for t in (threshold.tests if threshold else ())],
+        "second_threshold": line.second.value if line.second else None,
+        "second_reason": line.second.reason if line.second else None,
         "judgments": line.judgments, "coverage": line.coverage, "accepted": line.accepted,
         "escalated": line.escalated, "unreviewed": line.unreviewed,
-        "by_people": line.by_people,
+        "by_people": line.by_people, "by_second_judge": line.by_second_judge,
         "target": campaign.agreement_target, "risk": campaign.agreement_risk,
     }
 
@@ -157,11 +166,14 @@ def label_provenance(*, campaign: Campaign, runs: Any) -> dict[str, Any]:
     """How the labels of `runs` were decided, per kind: accepted under the guarantee
     (with its terms), left to the judge (no guarantee, or forced over), or by people."""
     thresholds = guarantee_thresholds(campaign=campaign)
+    seconds = second_thresholds(campaign=campaign, official=thresholds)
     used = official_judgments(campaign=campaign, runs=runs)
     provenance: dict[str, Any] = {}
     for kind in sorted(set(used.values_list("kind", flat=True))):
         official = used.filter(kind=kind)
-        total, by_people = official.count(), official.filter(edited_label__isnull=False).count()
+        edited = official.filter(edited_label__isnull=False)
+        by_second_judge = edited.filter(decided_by_second_judge=True).count()
+        total, by_people = official.count(), edited.count() - by_second_judge
         threshold = thresholds.get(kind)
         accepted = 0
         guarantee = None
@@ -170,12 +182,15 @@ def label_provenance(*, campaign: Campaign, runs: Any) -> dict[str, Any]:
                 campaign=campaign, thresholds={kind: threshold.value}))
             accepted = (official.exclude(pk__in=escalated.values("pk"))
                         .filter(edited_label__isnull=True).count())
+            second = seconds.get(kind)
             guarantee = {"target": campaign.agreement_target, "risk": campaign.agreement_risk,
                          "sample": len(labelled_items(campaign=campaign, kind=kind)),
-                         "threshold": threshold.value}
+                         "threshold": threshold.value,
+                         "second_threshold": second.value if second else None}
         provenance[kind] = {
             "judgments": total, "accepted": accepted, "by_people": by_people,
-            "by_judge": total - accepted - by_people,
+            "by_second_judge": by_second_judge,
+            "by_judge": total - accepted - by_people - by_second_judge,
             "guarantee": guarantee,
             "review_below": None if guarantee else campaign.review_below,
         }

@@ -8,7 +8,15 @@ from typing import Any
 
 from campaign.models import Campaign, Track, TrackKind
 from grading.agreement.guarantee import Threshold, Verdict, choose_threshold
-from grading.models import BlindItem, JudgmentKind
+from grading.models import (
+    AnswerEvaluation,
+    BlindItem,
+    JudgeSlot,
+    Judgment,
+    JudgmentKind,
+    NuggetEntailment,
+)
+from submissions.models import Run
 
 # A rubric grade counts as "answered" at a track's min_grade or above; without a track
 # that says otherwise, at the default's.
@@ -66,15 +74,78 @@ def verdicts(kind: str, items: list[LabelledItem], min_grade: int) -> list[Verdi
             for item in items]
 
 
+def second_judgments(*, campaign: Campaign, kind: str) -> dict[int, Judgment]:
+    """Per official judgment of the kind, the second judge's judgment of one of its uses
+    in the current runs (empty: no second judge labelled that kind)."""
+    model: type[NuggetEntailment | AnswerEvaluation]
+    if kind == JudgmentKind.ENTAILMENT:
+        model, record = NuggetEntailment, "nugget"
+    elif kind == JudgmentKind.ANSWER:
+        model, record = AnswerEvaluation, "answer"
+    else:
+        return {}  # rubric grades have no second judge
+    links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
+                                    f"{record}__run__in": Run.objects.current()})
+    second = dict(links.filter(slot=JudgeSlot.SECOND)
+                  .values_list(f"{record}_id", "judgment_id"))
+    pairs = {official: second[place] for place, official in
+             links.filter(slot=JudgeSlot.OFFICIAL).values_list(f"{record}_id", "judgment_id")
+             if place in second}
+    judgments = Judgment.objects.in_bulk(set(pairs.values()))
+    return {official: judgments[other] for official, other in pairs.items()}
+
+
+def judge_confidence(judgment: Judgment) -> float:
+    """The confidence the guarantee orders judgments by: calibrated where there is a
+    calibration, else the judge's own probability; unmeasured counts as the lowest, 0."""
+    sure = (judgment.calibrated_confidence if judgment.calibrated_confidence is not None
+            else judgment.confidence)
+    return sure or 0.0
+
+
+def _risk(campaign: Campaign, kind: str) -> float:
+    """The risk each judge is held to: split between the two where a second judge
+    labels the kind, so that the cascade as a whole keeps the campaign's (a union
+    bound)."""
+    judges = 2 if second_judgments(campaign=campaign, kind=kind) else 1
+    return campaign.agreement_risk / judges
+
+
+def _labelled_kinds(campaign: Campaign) -> list[str]:
+    return sorted(set(BlindItem.objects.filter(sample__campaign=campaign, label__isnull=False)
+                      .values_list("sample__kind", flat=True)))
+
+
 def guarantee_thresholds(*, campaign: Campaign) -> dict[str, Threshold]:
-    """Per kind with a labelled blind item, the threshold the guarantee sets (its value
-    None where nothing may be accepted); kinds absent keep the review threshold."""
-    kinds = sorted(set(BlindItem.objects.filter(sample__campaign=campaign, label__isnull=False)
-                       .values_list("sample__kind", flat=True)))
+    """Per kind with a labelled blind item, the threshold the guarantee sets for the
+    official judge (its value None where nothing may be accepted); kinds absent keep
+    the review threshold."""
+    kinds = _labelled_kinds(campaign)
     min_grade = rubric_min_grade(campaign) if JudgmentKind.RUBRIC in kinds else 0
     return {
         kind: choose_threshold(
             verdicts(kind, labelled_items(campaign=campaign, kind=kind), min_grade),
-            target=campaign.agreement_target, risk=campaign.agreement_risk)
+            target=campaign.agreement_target, risk=_risk(campaign, kind))
         for kind in kinds
     }
+
+
+def second_thresholds(*, campaign: Campaign,
+                      official: dict[str, Threshold]) -> dict[str, Threshold]:
+    """Per kind with a second judge, its threshold from the same sample: on the labelled
+    items the official judge escalates, at the other half of the risk."""
+    chosen = {}
+    for kind, threshold in official.items():
+        seconds = second_judgments(campaign=campaign, kind=kind)
+        if not seconds:
+            continue
+        escalated = [item for item in labelled_items(campaign=campaign, kind=kind)
+                     if threshold.value is None or (item.confidence or 0.0) < threshold.value]
+        min_grade = rubric_min_grade(campaign) if kind == JudgmentKind.RUBRIC else 0
+        pairs = [(judge_confidence(seconds[item.judgment_id]),
+                  primary(kind, seconds[item.judgment_id].llm_label, min_grade)
+                  == primary(kind, item.person, min_grade))
+                 for item in escalated if item.judgment_id in seconds]
+        chosen[kind] = choose_threshold(pairs, target=campaign.agreement_target,
+                                        risk=_risk(campaign, kind))
+    return chosen

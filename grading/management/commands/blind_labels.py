@@ -2,8 +2,9 @@
 [--seed N] [--settle-escalated]`.
 
 Draws blind samples, labels their items from a label file (as the organiser would on the
-labelling page), and prints the agreement report. `--settle-escalated` then settles the
-judgments the guarantee escalates from the same file, as a person reviewing them would.
+labelling page), lets a second judge decide the escalated judgments the guarantee allows
+it, and prints the agreement report. `--settle-escalated` then settles what is still
+escalated from the same file, as a person reviewing them would.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg, user_arg
+from grading.agreement.cascade import cascade_to_second_judge
 from grading.agreement.label_files import LabelFileError, labels_by_judgment, read_label_file
 from grading.agreement.report import KindAgreement, agreement_report
 from grading.agreement.samples import SampleRefused, blind_item_label, blind_sample_draw
@@ -59,6 +61,11 @@ def report_lines(lines: list[KindAgreement]) -> list[str]:
                        f"{line.accepted} of {line.judgments} (coverage {line.coverage:.3f})")
         else:
             out.append(f"    nothing accepted: {line.reason}")
+        if line.second is not None:
+            out.append("    second judge: " + (
+                f"decides at confidence >= {line.second.value:.3f}"
+                if line.second.value is not None else line.second.reason)
+                + f", {line.by_second_judge} decided")
         out.append(f"    escalated {line.escalated}, unreviewed {line.unreviewed}, "
                    f"settled by people {line.by_people}")
     return out
@@ -107,6 +114,10 @@ class Command(BaseCommand):
                 raise CommandError(f"blind item {item.pk}: {refused}") from refused
             labelled += 1
         self.stdout.write(f"Labelled {labelled} sampled judgment(s) from {options['labels']}")
+        cascade = cascade_to_second_judge(campaign=campaign)
+        if cascade.decided or cascade.withdrawn:
+            self.stdout.write(f"The second judge decided {cascade.decided} escalated "
+                              f"judgment(s); {cascade.withdrawn} earlier decision(s) withdrawn")
         if options["settle_escalated"]:
             self._settle(campaign, user, known)
         self.stdout.write("Agreement with people:")

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentEdit
@@ -243,15 +244,16 @@ class TestGuarantee:
         assert publication.override is not None
         board = next(b for b in boards(personas, "participant_a").values())
         assert board["labels"]["entailment"] == {
-            "judgments": 8, "accepted": 1, "by_people": 3, "by_judge": 4,
+            "judgments": 8, "accepted": 1, "by_people": 3, "by_second_judge": 0, "by_judge": 4,
             "guarantee": {"target": 0.75, "risk": 0.5, "sample": 3,
-                          "threshold": pytest.approx(0.99)},
+                          "threshold": pytest.approx(0.99), "second_threshold": None},
             "review_below": None}
         assert board["labels"]["answer"] == {
-            "judgments": 3, "accepted": 0, "by_people": 0, "by_judge": 3, "guarantee": None,
+            "judgments": 3, "accepted": 0, "by_people": 0, "by_second_judge": 0, "by_judge": 3,
+            "guarantee": None,
             "review_below": 0.8}
         browser = Client()
-        browser.force_login(personas.participant_a)
+        browser.force_login(User.objects.get(pk=personas.participant_a.pk))
         page = browser.get("/campaigns/toy/results/").content.decode()
         assert ("entailment: 8 judgments, 1 accepted under the agreement guarantee (0.75 "
                 "agreement with people at risk 0.5, from 3 blind labels; confidence &gt;= "
