@@ -11,7 +11,9 @@ above it, and gives each one under it the truth (a person reviewing it). Printed
 - published: agreement of every label with the truth (sampled, reviewed, accepted);
 - accepted: agreement of the accepted ones, and the share of draws where it reached the
   target (the guarantee promises at least 1 - risk of them, less a finite set's slack);
-- touched: the share of judgments a person labelled or reviewed, the cost.
+- touched: the share of judgments a person labelled or reviewed, the cost; and of the
+  judgments not sampled, the share escalated to people (what a campaign much larger
+  than its sample would pay beyond the sample).
 
 The cascade 0.5B -> 1.5B does the same with two judges: the 0.5B's threshold from the
 sample, the 1.5B's from the sampled items the 0.5B escalates, each at risk / 2 (a union
@@ -97,6 +99,7 @@ class Tally:
     accepted: list[float]
     reached: list[bool]
     touched: list[float]
+    escalated: list[float]  # of the judgments not sampled, the share sent to people
     thresholds: list[float | None]
 
     def line(self, name: str, target: float) -> str:
@@ -106,14 +109,15 @@ class Tally:
         at = f"{statistics.median(found):.3f}" if found else "none"
         return (f"  {name:<34} published {mean(self.published)}  accepted "
                 f"{mean(self.accepted)} (>= {target:g} in {mean(self.reached)} of draws "
-                f"with any)  touched {mean(self.touched)}  threshold (median) {at}, "
+                f"with any)  touched {mean(self.touched)} (escalated "
+                f"{mean(self.escalated)} of the rest)  threshold (median) {at}, "
                 f"found in {len(found)}/{len(self.thresholds)}")
 
 
 def simulate(judges: Sequence[list[Judged]], *, sample: int, draws: int, target: float,
              risk: float) -> Tally:
     """A cascade of judges (one judge: no cascade) over `draws` blind samples."""
-    tally = Tally([], [], [], [], [])
+    tally = Tally([], [], [], [], [], [])
     population = len(judges[0])
     for seed in range(draws):
         picked = set(random.Random(seed).sample(range(population), min(sample, population)))
@@ -138,6 +142,9 @@ def simulate(judges: Sequence[list[Judged]], *, sample: int, draws: int, target:
             tally.accepted.append(sum(accepted) / len(accepted))
             tally.reached.append(sum(accepted) / len(accepted) >= target)
         tally.touched.append(people / population)
+        rest = population - len(picked)
+        if rest:
+            tally.escalated.append(len(open_rest) / rest)
         tally.thresholds.append(first_threshold)
     return tally
 

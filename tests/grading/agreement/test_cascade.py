@@ -58,6 +58,18 @@ def two_judges(personas: Personas, toy_ac_run: Run, script: ScriptedJudge,
     return toy_ac_run
 
 
+@pytest.fixture
+def four_labelled(personas: Personas, two_judges: Run) -> Run:
+    """A blind sample of the 8 entailments, 4 labelled as the assessor did: the official
+    judge is wrong on the first of them."""
+    sample = personas.client("organiser").post(
+        "/api/v1/campaigns/toy/blind-samples/", {"kind": "entailment", "size": 8},
+        format="json").json()
+    for text in (MISSION, ALDRIN_WALKED, MARS_DIAMETER, MERCURY):
+        label(personas, sample, text, True)
+    return two_judges
+
+
 def label(personas: Personas, sample: dict[str, Any], text: str, entailed: bool) -> None:
     [item] = [i for i in sample["items"] if i["inputs"]["nugget"] == text]
     response = personas.client("organiser").post(
@@ -66,14 +78,9 @@ def label(personas: Personas, sample: dict[str, Any], text: str, entailed: bool)
 
 
 def test_the_second_judge_decides_what_the_official_one_escalates_and_its_guarantee_allows(
-    personas: Personas, two_judges: Run
+    personas: Personas, four_labelled: Run
 ) -> None:
     organiser = personas.client("organiser")
-    sample = organiser.post("/api/v1/campaigns/toy/blind-samples/",
-                            {"kind": "entailment", "size": 8}, format="json").json()
-    # The assessor's labels of four nuggets; the official judge is wrong on the first.
-    for text in (MISSION, ALDRIN_WALKED, MARS_DIAMETER, MERCURY):
-        label(personas, sample, text, True)
     report = organiser.get(AGREEMENT).json()["entailment"]
     # Each judge at risk 0.25: 2 agreeing labels are the fewest that can pass
     # (0.5**2 = 0.25). The official judge's two surest (0.99) disagree once:
@@ -103,13 +110,9 @@ def test_the_second_judge_decides_what_the_official_one_escalates_and_its_guaran
 
 
 def test_a_decision_the_thresholds_stop_covering_is_withdrawn(
-    personas: Personas, two_judges: Run
+    personas: Personas, four_labelled: Run
 ) -> None:
     organiser = personas.client("organiser")
-    sample = organiser.post("/api/v1/campaigns/toy/blind-samples/",
-                            {"kind": "entailment", "size": 8}, format="json").json()
-    for text in (MISSION, ALDRIN_WALKED, MARS_DIAMETER, MERCURY):
-        label(personas, sample, text, True)
     assert organiser.post(CASCADE).json() == {"decided": 2, "withdrawn": 0}
 
     # A stricter target: four labels can no longer show it (0.95**4 > 0.25).
@@ -133,13 +136,8 @@ def test_no_one_but_the_organisers_may_run_the_cascade(
 
 
 def test_the_dashboard_shows_the_second_judges_threshold_and_runs_the_cascade(
-    personas: Personas, two_judges: Run
+    personas: Personas, four_labelled: Run
 ) -> None:
-    organiser = personas.client("organiser")
-    sample = organiser.post("/api/v1/campaigns/toy/blind-samples/",
-                            {"kind": "entailment", "size": 8}, format="json").json()
-    for text in (MISSION, ALDRIN_WALKED, MARS_DIAMETER, MERCURY):
-        label(personas, sample, text, True)
     browser = Client()
     browser.force_login(User.objects.get(pk=personas.organiser.pk))
     page = browser.get("/campaigns/toy/dashboard/").content.decode()
