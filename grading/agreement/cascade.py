@@ -45,23 +45,28 @@ def cascade_to_second_judge(*, campaign: Campaign) -> CascadeOutcome:
     second = second_thresholds(campaign=campaign, official=official)
     cleared: dict[str, float] = {kind: t.value for kind, t in second.items()
                                  if t.value is not None}
-    seconds = {kind: second_judgments(campaign=campaign, kind=kind) for kind in second}
+    escalated = set(official_judgments(campaign=campaign).filter(
+        escalation_filter(campaign=campaign)).values_list("pk", flat=True))
+    decisions = list(Judgment.objects.filter(campaign=campaign, decided_by_second_judge=True))
+    waiting = list(Judgment.objects.filter(pk__in=escalated, edited_label__isnull=True))
+    seconds = {kind: second_judgments(
+        campaign=campaign, kind=kind,
+        officials=[j.pk for j in (*decisions, *waiting) if j.kind == kind]) for kind in second}
 
     def covered(judgment: Judgment) -> Judgment | None:
+        """The second judgment that may decide this one, if any."""
         other = seconds.get(judgment.kind, {}).get(judgment.pk)
         if other is None or other.llm_label is None or judgment.kind not in cleared:
             return None
         return other if judge_confidence(other) >= cleared[judgment.kind] else None
 
-    escalated = set(official_judgments(campaign=campaign).filter(
-        escalation_filter(campaign=campaign)).values_list("pk", flat=True))
     withdrawn = 0
-    for judgment in Judgment.objects.filter(campaign=campaign, decided_by_second_judge=True):
+    for judgment in decisions:
         if judgment.pk not in escalated or covered(judgment) is None:
             judgment_edit_withdraw(judgment=judgment, note=WITHDRAWN)
             withdrawn += 1
     decided = 0
-    for judgment in Judgment.objects.filter(pk__in=escalated, edited_label__isnull=True):
+    for judgment in waiting:
         other = covered(judgment)
         if other is None:
             continue

@@ -3,6 +3,7 @@ samples: what decides, kind by kind, whether a judgment stands or goes to a pers
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,25 +75,40 @@ def verdicts(kind: str, items: list[LabelledItem], min_grade: int) -> list[Verdi
             for item in items]
 
 
-def second_judgments(*, campaign: Campaign, kind: str) -> dict[int, Judgment]:
-    """Per official judgment of the kind, the second judge's judgment of one of its uses
-    in the current runs (empty: no second judge labelled that kind)."""
+def _links(campaign: Campaign, kind: str) -> tuple[Any, str] | None:
+    """The use links of a kind in the current runs, and their record's name (None:
+    rubric grades, which have no second judge)."""
     model: type[NuggetEntailment | AnswerEvaluation]
     if kind == JudgmentKind.ENTAILMENT:
         model, record = NuggetEntailment, "nugget"
     elif kind == JudgmentKind.ANSWER:
         model, record = AnswerEvaluation, "answer"
     else:
-        return {}  # rubric grades have no second judge
-    links = model.objects.filter(**{f"{record}__run__track__campaign": campaign,
-                                    f"{record}__run__in": Run.objects.current()})
-    second = dict(links.filter(slot=JudgeSlot.SECOND)
+        return None
+    return model.objects.filter(**{f"{record}__run__track__campaign": campaign,
+                                   f"{record}__run__in": Run.objects.current()}), record
+
+
+def has_second_judge(*, campaign: Campaign, kind: str) -> bool:
+    found = _links(campaign, kind)
+    return found is not None and found[0].filter(slot=JudgeSlot.SECOND).exists()
+
+
+def second_judgments(*, campaign: Campaign, kind: str,
+                     officials: Collection[int]) -> dict[int, Judgment]:
+    """Per official judgment among `officials`, the second judge's judgment of one of
+    its uses in the current runs."""
+    found = _links(campaign, kind)
+    if found is None:
+        return {}
+    links, record = found
+    places = dict(links.filter(slot=JudgeSlot.OFFICIAL, judgment_id__in=officials)
                   .values_list(f"{record}_id", "judgment_id"))
-    pairs = {official: second[place] for place, official in
-             links.filter(slot=JudgeSlot.OFFICIAL).values_list(f"{record}_id", "judgment_id")
-             if place in second}
-    judgments = Judgment.objects.in_bulk(set(pairs.values()))
-    return {official: judgments[other] for official, other in pairs.items()}
+    second = dict(links.filter(slot=JudgeSlot.SECOND, **{f"{record}_id__in": places})
+                  .values_list(f"{record}_id", "judgment_id"))
+    judgments = Judgment.objects.in_bulk(set(second.values()))
+    return {official: judgments[second[place]] for place, official in places.items()
+            if place in second}
 
 
 def judge_confidence(judgment: Judgment) -> float:
@@ -107,7 +123,7 @@ def _risk(campaign: Campaign, kind: str) -> float:
     """The risk each judge is held to: split between the two where a second judge
     labels the kind, so that the cascade as a whole keeps the campaign's (a union
     bound)."""
-    judges = 2 if second_judgments(campaign=campaign, kind=kind) else 1
+    judges = 2 if has_second_judge(campaign=campaign, kind=kind) else 1
     return campaign.agreement_risk / judges
 
 
@@ -136,11 +152,12 @@ def second_thresholds(*, campaign: Campaign,
     items the official judge escalates, at the other half of the risk."""
     chosen = {}
     for kind, threshold in official.items():
-        seconds = second_judgments(campaign=campaign, kind=kind)
-        if not seconds:
+        if not has_second_judge(campaign=campaign, kind=kind):
             continue
         escalated = [item for item in labelled_items(campaign=campaign, kind=kind)
                      if threshold.value is None or (item.confidence or 0.0) < threshold.value]
+        seconds = second_judgments(campaign=campaign, kind=kind,
+                                   officials=[item.judgment_id for item in escalated])
         min_grade = rubric_min_grade(campaign) if kind == JudgmentKind.RUBRIC else 0
         pairs = [(judge_confidence(seconds[item.judgment_id]),
                   primary(kind, seconds[item.judgment_id].llm_label, min_grade)
