@@ -25,7 +25,7 @@ held-out set, the packaged calibration, fitted on the dev set). Only their order
 matters to the guarantee.
 
 Run: .venv/bin/python bench/bench_agreement.py [--heldout FILE] [--sample 60]
-     [--draws 200] [--target 0.9] [--risk 0.1]
+     [--share 0.5] [--draws 200] [--target 0.9] [--risk 0.1]
 """
 
 from __future__ import annotations
@@ -153,6 +153,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--heldout", type=Path, action="append", default=[])
     parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--share", type=float, default=0.5,
+                        help="at most this share of a set is sampled (the rest is the test)")
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--target", type=float, default=0.9)
     parser.add_argument("--risk", type=float, default=0.1)
@@ -160,7 +162,7 @@ def main() -> None:
     sets = [(read_labelled_set(DEV_SET), True)] + [
         (read_labelled_set(path), False) for path in args.heldout]
     print(f"Agreement guarantee: target {args.target:g}, risk {args.risk:g}, blind sample "
-          f"{args.sample}, {args.draws} draws per line")
+          f"{args.sample} (at most {args.share:g} of a set), {args.draws} draws per line")
     for (labelled, dev), raw in product(sets, (False, True)):
         judged = {model: graded(model, labelled, dev=dev, raw=raw)
                   for model in (SMALL_MODEL, DEFAULT_MODEL)}
@@ -171,10 +173,12 @@ def main() -> None:
             if not default:
                 continue
             assert [j.item for j in small] == [j.item for j in default]
-            print(f" {name}: {len(default)} judgments; judge right: 0.5B "
+            print(f" {name}: {len(default)} judgments, blind sample "
+                  f"{min(args.sample, int(args.share * len(default)))}; judge right: 0.5B "
                   f"{statistics.fmean(j.right for j in small):.3f}, 1.5B "
                   f"{statistics.fmean(j.right for j in default):.3f}")
-            options = {"sample": args.sample, "draws": args.draws, "target": args.target,
+            sample = min(args.sample, int(args.share * len(default)))
+            options = {"sample": sample, "draws": args.draws, "target": args.target,
                        "risk": args.risk}
             for label, cascade in ((f"{DEFAULT_MODEL} alone", [default]),
                                    (f"{SMALL_MODEL} alone", [small]),
