@@ -72,12 +72,11 @@ def make_demo(server: ScriptedServer) -> None:
                      *sorted(str(p) for p in (DEMO / "runs").glob("*-P[GO]-*")),
                      *sorted(str(p) for p in (DEMO / "runs").glob("*-AC-*")), **quiet)
         call_command("grade", "demo-movies", **quiet)
-        labels = ("blind_labels", "demo-movies", "--as", "olga", "--labels",
-                  str(DEMO / "blind-labels.jsonl"))
-        call_command(*labels, "--draw", "entailment:40", "--draw", "answer:22",
-                     "--seed", "2026", "--settle-escalated", **quiet)
+        labels = ("demo-movies", "--as", "olga", "--labels", str(DEMO / "blind-labels.jsonl"))
+        call_command("blind_labels", *labels, "--draw", "entailment:40", "--draw",
+                     "answer:22", "--seed", "2026", "--settle-escalated", **quiet)
         call_command("grade", "demo-movies", **quiet)
-        call_command(*labels, "--settle-escalated", **quiet)
+        call_command("blind_labels", *labels, "--settle-escalated", **quiet)
         call_command("grade", "demo-movies", **quiet)
         # Every escalated judgment settled: published without --force, as the Makefile does.
         call_command("publish_leaderboards", "demo-movies", "--as", "olga", **quiet)
