@@ -23,7 +23,7 @@ from grading.testbank_generation import testbank_generate
 from grading.testbank_regrade import testbank_items_regrade
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
-from submissions.models import Run
+from submissions.models import Run, RunStatus
 
 #: What to do when grading could not be queued: the runs are QUEUED, and stay so.
 RUNS_STAY_QUEUED = ("The runs stay queued: ask for grading of the pending runs again once "
@@ -48,6 +48,11 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     if refusal:
         # The run stays QUEUED; grading it again after a passing validation takes it.
         logger.warning("run %s not graded: %s", run_id, refusal)
+        return None
+    if Run.objects.filter(pk=run_id, status__in=RunStatus.JUDGED).exists():
+        # Sending this task marked the run QUEUED: another grading has done its work
+        # since (after a batch of edits, say, one task per edit finds this).
+        logger.info("run %s was graded since this task was sent: nothing to do", run_id)
         return None
     if not run_claim_for_grading(run_id=run_id, token=token):
         logger.info("run %s is not waiting for grading (or another task has it)", run_id)

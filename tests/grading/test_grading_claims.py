@@ -211,3 +211,19 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
     assert asked_once(gate.calls, gate.entailed)
     assert Judgment.objects.count() == 11
     assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
+
+
+def test_a_task_whose_run_was_graded_since_it_was_sent_does_nothing(
+    personas: Personas, doubted: Run
+) -> None:
+    """A batch of edits sends a task per edit; the first grading does all their work, and
+    the rest find the run graded: no grading, no scoring again."""
+    graded_at = timezone.now() - timedelta(minutes=5)
+    Run.objects.filter(pk=doubted.pk).update(status=RunStatus.GRADED, graded_at=graded_at)
+    judgments = Judgment.objects.count()
+
+    assert grade_run.apply(args=(doubted.pk,)).get() is None
+
+    doubted.refresh_from_db()
+    assert (doubted.status, doubted.graded_at) == (RunStatus.GRADED, graded_at)
+    assert Judgment.objects.count() == judgments
