@@ -103,8 +103,9 @@ def choose_threshold(verdicts: Sequence[Verdict], *, target: float,
                f"cannot tell which to trust; they disagree with people {first.disagreements}"
                f" time(s) in {first.n}, too many to show {goal}")
     else:
-        why = (f"the {first.n} most confident sampled judgments disagree with people "
-               f"{first.disagreements} time(s): too many to show {goal}")
+        why = (f"the {first.n} sampled judgments at confidence >= {first.threshold:.3f} (the "
+               f"highest threshold with {needed} labels or more at or above it) disagree "
+               f"with people {first.disagreements} time(s): too many to show {goal}")
     if more is None:
         why += "; at this rate of disagreement no sample size would"
     else:

@@ -61,7 +61,10 @@ def test_testing_stops_at_the_first_failure_even_where_a_lower_threshold_would_p
     assert binomial_cdf(3, 125, 0.1) < RISK
     assert [(t.n, t.passed) for t in chosen.tests] == [(25, False)]
     assert chosen.value is None
-    assert "the 25 most confident sampled judgments disagree with people 3 time(s)" in chosen.reason
+    assert chosen.reason.startswith(
+        "the 25 sampled judgments at confidence >= 0.990 (the highest threshold with 22 "
+        "labels or more at or above it) disagree with people 3 time(s): too many to show "
+        "0.9 agreement at risk 0.1")
 
 
 def test_a_sample_too_small_for_the_target_accepts_nothing_and_says_how_many_more() -> None:
