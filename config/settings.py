@@ -144,7 +144,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # database; and a busy timeout, as the web process and workers write concurrently.
     # One file per test process, so two test sessions on one machine never share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Concurrent writers (the web server, the worker, a command) on one file: a busy
+    # timeout alone does not help a transaction that begins reading and then writes
+    # while another holds the write lock (SQLite answers "locked" at once there, to
+    # avoid a deadlock). Transactions that take the write lock when they begin wait
+    # their turn instead, and WAL lets readers go on beside the one writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 20, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
