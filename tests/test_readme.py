@@ -441,3 +441,16 @@ def test_the_readme_walkthrough_runs_as_written(
     assert public == []  # results_release is in 2099
     # Everything was written under the walk-through's VAR_DIR, the serve script's log too.
     assert (var_dir / "db.sqlite3").is_file() and (var_dir / "log" / "worker.log").is_file()
+
+
+def test_no_document_sends_its_reader_to_a_file_the_repository_does_not_have() -> None:
+    """A clone has no design notes beside it: the READMEs, docs and demo files explain
+    themselves, or point to the repository's own docs."""
+    documents = [REPO / "README.md", *(REPO / "docs").glob("*.md"),
+                 *(REPO / "demo").rglob("*.md"), *(REPO / "demo").rglob("*.yaml"),
+                 REPO / "tests" / "data" / "README.md"]
+    outside = [f"{path.relative_to(REPO)}:{number}"
+               for path in documents
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if re.search(r"DESIGN\.md|STYLE\.md|\.\./shared", line)]
+    assert len(documents) >= 6 and outside == []
