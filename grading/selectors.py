@@ -487,16 +487,15 @@ def judge_agreement(*, campaign: Campaign) -> list[Agreement]:
                  if label is not None and official.get(key) is not None]
         if second:
             result.append(_agreement(kind, "official vs second judge", pairs))
-        # Every judgment the LLM labelled, against the label that counts (edited or not).
-        labelled = Judgment.objects.filter(campaign=campaign, kind=kind,
+        # The judgments a person edited or confirmed, the LLM's label against theirs: no
+        # edit, no figure (an unedited label agrees with itself, which says nothing).
+        reviewed = Judgment.objects.filter(campaign=campaign, kind=kind,
                                            llm_label__isnull=False,
+                                           edited_label__isnull=False,
                                            decided_by_second_judge=False)
-        edits: list[tuple[bool, bool]] = []
-        for llm, edited in labelled.values_list("llm_label", "edited_label"):
-            said: dict[str, Any] = llm or {}
-            counts: dict[str, Any] = edited if edited is not None else said
-            edits.append((bool(said.get(field)), bool(counts.get(field))))
-        if edits:
+        edits = [(bool((llm or {}).get(field)), bool((edited or {}).get(field)))
+                 for llm, edited in reviewed.values_list("llm_label", "edited_label")]
+        if Judgment.objects.filter(campaign=campaign, kind=kind).exists():
             result.append(_agreement(kind, "LLM vs organisers' edits", edits))
     return result
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
 from grading.judge import OpenAIJudge
-from grading.models import JudgeSlot
+from grading.models import JudgeSlot, Judgment
 from grading.selectors import judge_agreement, marked_run
-from grading.services import run_grade
+from grading.services import judgment_confirm, run_grade
 from submissions.models import Run
 from tests.grading.fixtures import judge_from_marked_example, make_judge
 from tests.grading.scripted_server import ScriptedServer
@@ -51,8 +53,9 @@ def test_agreement_is_cohens_kappa_per_kind(both_judged: Run, personas: Personas
     entailment = agreement[("entailment", "official vs second judge")]
     assert (entailment.pairs, entailment.disagreements) == (8, 2)
     assert entailment.kappa == pytest.approx(1 / 2)
-    # No organiser edited anything: the LLM and the labels that count agree fully.
-    assert agreement[("entailment", "LLM vs organisers' edits")].disagreements == 0
+    # No organiser edited anything: nothing to compare, and no kappa to show.
+    edits = agreement[("entailment", "LLM vs organisers' edits")]
+    assert (edits.pairs, edits.disagreements, edits.kappa) == (0, 0, None)
 
 
 def test_organisers_list_where_the_judges_disagree(both_judged: Run,
@@ -63,3 +66,19 @@ def test_organisers_list_where_the_judges_disagree(both_judged: Run,
     progress = personas.client("organiser").get("/api/v1/campaigns/toy/grading/").json()
     assert {"kind": "entailment", "between": "official vs second judge", "pairs": 8,
             "disagreements": 2, "kappa": pytest.approx(1 / 2)} in progress["agreement"]
+
+
+def test_the_dashboard_shows_no_agreement_with_edits_before_any_edit(
+    both_judged: Run, personas: Personas
+) -> None:
+    browser = Client()
+    browser.force_login(User.objects.get(pk=personas.organiser.pk))
+    page = browser.get("/campaigns/toy/dashboard/").content.decode()
+    row = ("<td>entailment</td><td>LLM vs organisers&#x27; edits</td>"
+           "<td>none: no judgment edited or confirmed yet</td><td>0</td><td>—</td>")
+    assert row in page
+    judgment_confirm(judgment=Judgment.objects.filter(kind="entailment")[0],
+                     user=personas.organiser)
+    page = browser.get("/campaigns/toy/dashboard/").content.decode()
+    assert ("<td>entailment</td><td>LLM vs organisers&#x27; edits</td><td>1</td><td>0</td>"
+            in page)
