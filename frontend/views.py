@@ -9,7 +9,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from campaign.models import Role, TrackKind
-from campaign.selectors import campaign_list, campaign_membership, campaign_role, campaign_timeline
+from campaign.selectors import (
+    campaign_list,
+    campaign_membership,
+    campaign_role,
+    campaign_timeline,
+    question_list,
+    questions_refusal,
+)
 from frontend.forms import RunUploadForm
 from frontend.run_overrides import overrides_visible
 from scoring.selectors import runs_scores_visible
@@ -26,11 +33,16 @@ def home(request: HttpRequest) -> HttpResponse:
 def campaign_home(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(campaign_list(), slug=slug)
     membership = campaign_membership(campaign=campaign, user=request.user)
+    role = campaign_role(campaign=campaign, user=request.user)
+    refusal = questions_refusal(campaign=campaign, role=role, now=timezone.now())
     context = {
         "campaign": campaign,
-        "role": campaign_role(campaign=campaign, user=request.user),
+        "role": role,
         "team": membership.team if membership else None,
         "timeline": campaign_timeline(campaign=campaign, now=timezone.now()),
+        # The questions as the API gives them to this person (never the gold answers).
+        "questions": None if refusal else question_list(campaign=campaign, with_gold=False),
+        "questions_refusal": refusal,
     }
     return render(request, "frontend/campaign_home.html", context)
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
-from tests.support import Personas
+from campaign.models import GoldAnswer
+from tests.support import Personas, share_pr_runs
 
 
 @pytest.mark.django_db
@@ -33,3 +37,27 @@ def test_the_campaign_page_shows_deadlines_in_the_campaign_time_zone_with_utc_on
 @pytest.mark.django_db
 def test_an_unknown_campaign_page_is_a_404() -> None:
     assert Client().get("/campaigns/nope/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_campaign_page_lists_the_questions_to_whom_they_are_released(
+    personas: Personas,
+) -> None:
+    campaign = personas.campaign
+    d002 = campaign.questions.get(qid="D002")
+    question = d002.text
+    GoldAnswer.objects.create(question=d002, text="Neil Armstrong")
+    signed_in = Client()
+    signed_in.force_login(User.objects.get(pk=personas.participant_a.pk))
+
+    campaign.topics_release = timezone.now() + timedelta(days=1)
+    campaign.save()
+    page = signed_in.get("/campaigns/toy/").content.decode()
+    assert question not in page and "The questions of toy are released at" in page
+
+    share_pr_runs(personas)  # topics released ten days ago
+    page = signed_in.get("/campaigns/toy/").content.decode()
+    assert f"<td>D002</td><td>{question}</td>" in page
+    assert "Neil Armstrong" not in page  # the gold answers stay the organisers'
+    # The public waits for the results, as the API makes it.
+    assert question not in Client().get("/campaigns/toy/").content.decode()
