@@ -173,3 +173,21 @@ def test_status_wait_gives_up_after_its_timeout_and_says_on_what(
 def token_of(personas: Personas, who: str) -> str:
     token, _ = Token.objects.get_or_create(user=getattr(personas, who))
     return token.key
+
+
+def test_status_wait_says_that_a_valid_ac_run_waits_for_the_organisers(
+    tracks: dict[str, Any], personas: Personas, cli_of: Callable[[str], Cli],
+) -> None:
+    alice = cli_of("alice")
+    alice.sign_in_with_token(personas, "participant_a")
+    assert alice("submit", "toy", "pr", str(TOY / "WASEDA-PO-1")).code == 0
+    # An AC run accepted and not queued: the organisers have not started grading.
+    Run.objects.filter(name="WASEDA-PO-1").update(status="valid")
+    Run.objects.filter(name="WASEDA-PO-1").update(track=tracks["ac"])
+
+    outcome = alice("status", "--wait", "--timeout", "1", "--interval", "0.2")
+    assert outcome.code == 0
+    assert outcome.err.splitlines() == [
+        "WASEDA-PO-1: valid, and graded once the organisers start grading; --wait waits "
+        "only while a run is received, queued or grading"]
+    assert "graded once the organisers start grading" in outcome.out

@@ -36,6 +36,10 @@ EXIT_INTERRUPTED = 130
 #: Run statuses that have not settled yet (submissions.models.RunStatus): `status --wait`
 #: waits until no current run is in one.
 PENDING = ("received", "queued", "grading")
+#: Track kinds whose runs are graded: valid there means accepted, waiting for the organisers.
+GRADED_KINDS = ("ac", "ranking", "response")
+AWAITING_ORGANISERS = ("{runs}: valid, and graded once the organisers start grading; "
+                       "--wait waits only while a run is received, queued or grading")
 WAIT_SECONDS = 3600.0
 POLL_SECONDS = 5.0
 MIN_POLL_SECONDS = 0.2
@@ -259,6 +263,11 @@ def status_command(args: argparse.Namespace) -> int:
         print(json.dumps(listing, indent=2))
     else:
         _print_runs(listing)
+    if args.wait and not pending:
+        accepted = [run["name"] for runs in listing.values() for run in runs
+                    if run["is_current"] and _awaits_organisers(run)]
+        if accepted:
+            _say(AWAITING_ORGANISERS.format(runs=", ".join(accepted)))
     if args.wait and pending:
         raise ClientError(f"still not settled after {args.timeout:g} s: {', '.join(pending)}",
                           exit_code=EXIT_STILL_PENDING)
@@ -296,9 +305,15 @@ def _print_runs(listing: Mapping[str, list[dict[str, Any]]]) -> None:
         _print_table(["RUN", "TEAM", "TRACK", "STATUS", "UPLOADED", "NOTE"], rows, indent=2)
 
 
+def _awaits_organisers(run: Mapping[str, Any]) -> bool:
+    return run["status"] == "valid" and run.get("kind") in GRADED_KINDS
+
+
 def _note(run: Mapping[str, Any]) -> str:
     if run["status"] == "invalid":
         return f"{len(run['validation_report'])} problem(s): see the run page or the API"
+    if _awaits_organisers(run):
+        return "graded once the organisers start grading"
     return str(run.get("failure_reason") or "")
 
 
