@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -40,6 +39,9 @@ ORGANISERS_ONLY = "only the organisers of {campaign} may do this"
 #: Django's words for a missing campaign (get_object_or_404), said too where a campaign's
 #: organiser-only data is asked for by anyone else: exactly as if it did not exist.
 CAMPAIGN_NOT_FOUND = "No Campaign matches the given query."
+#: A participant's endpoints name the campaign asked for and the user's own instead
+#: (campaigns are public, so naming them gives nothing away).
+NO_SUCH_CAMPAIGN = "no campaign {slug!r} that you take part in; {yours}"
 
 #: The API's one error shape (config.api_errors), for the OpenAPI document. Inline: a
 #: serializer class may not declare a field named `errors`.
@@ -73,6 +75,23 @@ def error_responses(*statuses: int,
     words = {**ERROR_MEANINGS, **(described or {})}
     return {status: OpenApiResponse(API_ERROR, description=words[status])
             for status in sorted({*statuses, *(described or {})})}
+
+
+def no_such_campaign(slug: str, user: AbstractBaseUser | AnonymousUser) -> str:
+    """A missing (or not to be seen) campaign named, with the ones the user takes part in."""
+    mine = sorted(set(Membership.objects.filter(user_id=user.pk)
+                      .values_list("campaign__slug", flat=True))) if user.is_authenticated else []
+    yours = (f"yours: {', '.join(mine)}" if mine
+             else "you take part in none (GET /api/v1/campaigns/ lists them all)")
+    return NO_SUCH_CAMPAIGN.format(slug=slug, yours=yours)
+
+
+def campaign_named(request: Request, slug: str) -> Campaign:
+    """The campaign `slug`; a 404 that names it and the user's campaigns otherwise."""
+    campaign = campaign_list().filter(slug=slug).first()
+    if campaign is None:
+        raise exceptions.NotFound(no_such_campaign(slug, request.user))
+    return campaign
 
 
 def organiser_campaign(request: Request, slug: str) -> Campaign:
@@ -126,7 +145,7 @@ class CampaignDetailView(APIView):
     @extend_schema(responses={200: CampaignSerializer, **error_responses(401, 404)},
                    summary="One campaign")
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(campaign_list(), slug=slug)
+        campaign = campaign_named(request, slug)
         context = _serializer_context([campaign], request.user)
         return Response(CampaignSerializer(campaign, context=context).data)
 
@@ -174,7 +193,7 @@ class QuestionListView(APIView):
                      "(the detail says when)"}),
         })
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         role = campaign_role(campaign=campaign, user=request.user)
         refusal = questions_refusal(campaign=campaign, role=role, now=timezone.now())
         if refusal is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, permissions, renderers, status
@@ -11,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api import error_responses, organiser_campaign
+from campaign.api import campaign_named, error_responses, organiser_campaign
 from campaign.models import Campaign, Track, TrackKind
 from config.api_errors import authenticated_user
 from grading.selectors import ac_runs
@@ -75,7 +74,7 @@ class LeaderboardsView(APIView):
                    responses={200: LeaderboardsSerializer, (200, "text/csv"): bytes,
                               **error_responses(401, 404, 406)})
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         boards = leaderboards_visible(campaign=campaign, user=request.user, now=timezone.now())
         if request.accepted_renderer.format == "csv":
             return Response(leaderboards_csv(boards), content_type="text/csv; charset=utf-8",
@@ -196,7 +195,7 @@ class RubricQrelsView(APIView):
             404: "no such campaign, or its leaderboard is not published to you"})},
         summary="Rubric-Qrels of a ranking/response track (trec_eval qrels)")
     def get(self, request: Request, slug: str) -> HttpResponse:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         track = _rubric_track(request, campaign)
         qrels = rubric_qrels_visible(track=track, user=request.user, now=timezone.now())
         if qrels is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import FileResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -19,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api import CAMPAIGN_NOT_FOUND, error_responses
+from campaign.api import campaign_named, error_responses, no_such_campaign
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_membership, campaign_role
 from config.api_errors import authenticated_user
@@ -104,7 +103,7 @@ class CampaignRunsView(APIView):
         ],
     )
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         now = timezone.now()
         if query_flag(request.query_params, "shared"):
             runs = shared_pr_runs(campaign=campaign, now=now)
@@ -122,7 +121,7 @@ class CampaignRunsView(APIView):
         "Submit a run (multipart: track, name, file[, description])"),
         responses={201: RunSerializer, **error_responses(401, 415, described=UPLOAD_REFUSALS)})
     def post(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         form = RunUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data: dict[str, Any] = form.validated_data
@@ -176,7 +175,7 @@ class CampaignRunsBulkView(APIView):
                                 "DATA_UPLOAD_MAX_MEMORY_SIZE (a zip too large is a 400)",
                            429: UPLOAD_REFUSALS[429]})})
     def post(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         form = BulkUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         track = None
@@ -243,9 +242,9 @@ class SharedPrRunsZipView(APIView):
         # 404 for what one may not see (DESIGN.md section 7): to someone not in the
         # campaign, exactly as for a missing campaign; to its teams before pr_due, with
         # the date, which the campaign's public timeline says anyway.
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         if campaign_role(campaign=campaign, user=request.user) is None:
-            raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
+            raise exceptions.NotFound(no_such_campaign(slug, request.user))
         now = timezone.now()
         if now <= campaign.pr_due:
             raise exceptions.NotFound(
@@ -281,13 +280,13 @@ class CampaignQuotaView(APIView):
                    responses={200: QUOTA, **error_responses(401, described={
                        404: "no such campaign, or no team of yours in it"})})
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         if campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER:
             team = None
         else:
             membership = campaign_membership(campaign=campaign, user=request.user)
             if membership is None or membership.team is None:
-                raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
+                raise exceptions.NotFound(no_such_campaign(slug, request.user))
             team = membership.team
         return Response({
             "standings": QuotaStandingSerializer(
@@ -305,7 +304,7 @@ class CampaignQuotaView(APIView):
                        403: "not an organiser of the campaign",
                        404: "no such campaign"})})
     def post(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_named(request, slug)
         if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
             raise exceptions.PermissionDenied(GRANTS_ORGANISERS_ONLY.format(campaign=slug))
         form = QuotaGrantFormSerializer(data=request.data)

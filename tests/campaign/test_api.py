@@ -102,10 +102,17 @@ class TestCampaigns:
         assert campaign["role"] == {"organiser": "organiser", "participant_a": "participant",
                                     "participant_b": "participant"}.get(who)
 
-    def test_an_unknown_campaign_is_a_404_in_the_error_shape(self, personas: Personas) -> None:
+    def test_an_unknown_campaign_is_a_404_naming_it_and_the_users_campaigns(
+        self, personas: Personas
+    ) -> None:
         response = personas.client("organiser").get("/api/v1/campaigns/nope/")
         assert response.status_code == 404
-        assert response.json()["detail"] == "No Campaign matches the given query."
+        assert response.json()["detail"] == (
+            "no campaign 'nope' that you take part in; yours: toy")
+        outsider = personas.client("outsider").get("/api/v1/campaigns/nope/questions/")
+        assert outsider.json()["detail"] == (
+            "no campaign 'nope' that you take part in; you take part in none "
+            "(GET /api/v1/campaigns/ lists them all)")
 
     def test_an_unknown_api_path_is_a_json_404(self) -> None:
         response = APIClient().get("/api/v1/nothing/here/")

@@ -111,7 +111,8 @@ def test_an_unknown_campaign_or_track_is_named(
 
     no_campaign = alice("submit", "no-such-campaign", "pr", run)
     assert (no_campaign.code, no_campaign.err) == (
-        1, "error: No Campaign matches the given query. (HTTP 404)\n")
+        1, "error: no campaign 'no-such-campaign' that you take part in; yours: toy "
+           "(HTTP 404)\n")
     no_track = alice("submit", "toy", "prr", run)
     assert (no_track.code, no_track.err) == (
         1, "error: campaign toy has no track 'prr'; expected one of: ac, pr\n")

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from campaign.api import CAMPAIGN_NOT_FOUND
+from campaign.api import no_such_campaign
 from submissions.api import RUN_NOT_FOUND
 from tests.support import Personas, Upload, example, share_pr_runs
 
@@ -106,4 +106,9 @@ class TestAfterThePrDeadline:
     def test_outsiders_get_no_bundle(self, personas: Personas, runs: dict[str, int]) -> None:
         share_pr_runs(personas)
         response = personas.client("outsider").get("/api/v1/campaigns/toy/shared-pr-runs.zip")
-        assert (response.status_code, response.json()["detail"]) == (404, CAMPAIGN_NOT_FOUND)
+        assert (response.status_code, response.json()["detail"]) == (
+            404, no_such_campaign("toy", personas.outsider))
+        # Exactly as for a campaign that does not exist.
+        missing = personas.client("outsider").get("/api/v1/campaigns/nope/shared-pr-runs.zip")
+        assert missing.json()["detail"] == no_such_campaign("nope", personas.outsider)
+        assert no_such_campaign("toy", personas.outsider).startswith("no campaign 'toy' ")
