@@ -148,10 +148,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # timeout alone does not help a transaction that begins reading and then writes
     # while another holds the write lock (SQLite answers "locked" at once there, to
     # avoid a deadlock). Transactions that take the write lock when they begin wait
-    # their turn instead, and WAL lets readers go on beside the one writer.
+    # their turn instead; the file is in WAL mode (a migration sets it), so readers go
+    # on beside the one writer.
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 20, "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": "PRAGMA synchronous=NORMAL;",
     })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from django.db import connection
+
 from tests.support import REPO
 
 WRITERS = 4
@@ -37,6 +40,7 @@ def test_concurrent_writers_on_one_core_all_commit_and_lose_no_update(tmp_path: 
     with sqlite3.connect(database) as setup:
         setup.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
         setup.execute("INSERT INTO counter VALUES (1, 0)")
+        setup.execute("PRAGMA journal_mode=WAL")  # as the migrations leave the database
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}",
            "DJANGO_SETTINGS_MODULE": "config.settings"}
     writers = [subprocess.Popen([sys.executable, "-c", WRITER], cwd=REPO, env=env,
@@ -46,5 +50,13 @@ def test_concurrent_writers_on_one_core_all_commit_and_lose_no_update(tmp_path: 
     assert [writer.returncode for writer in writers] == [0] * WRITERS, "\n".join(errors)
     with sqlite3.connect(database) as check:
         assert check.execute("SELECT n FROM counter").fetchone() == (WRITERS * TRANSACTIONS,)
-        assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+@pytest.mark.django_db
+def test_the_migrated_sqlite_database_keeps_a_write_ahead_log() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("a journal mode is SQLite's (the embedded default)")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone() == ("wal",)
 
