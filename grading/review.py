@@ -69,10 +69,12 @@ def escalation_filter(*, campaign: Campaign, via: str = "",
     return condition
 
 
-def doubt_filter(*, campaign: Campaign, via: str = "") -> Q:
+def doubt_filter(*, campaign: Campaign, via: str = "",
+                 thresholds: dict[str, float | None] | None = None) -> Q:
     """`is_doubtful` as a query condition, on judgments reached through `via` (e.g.
     "judgment__" from a link)."""
-    thresholds = escalation_thresholds(campaign=campaign)
+    if thresholds is None:
+        thresholds = escalation_thresholds(campaign=campaign)
     unguaranteed = (Q(LessThan(doubt_confidence(via), campaign.review_below))
                     & ~Q(**{f"{via}kind__in": list(thresholds)}))
     return (unguaranteed

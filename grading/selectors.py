@@ -305,11 +305,13 @@ def judgment_uses(
         raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
     if kind not in (None, *USE_KINDS):
         raise ValueError(f"kind must be one of {USE_KINDS}, found {kind!r}")
-    below = doubt_filter(campaign=campaign, via="judgment__")
+    thresholds = escalation_thresholds(campaign=campaign)
+    below = doubt_filter(campaign=campaign, via="judgment__", thresholds=thresholds)
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
     narrowed = partial(_judgment_state, edited=edited, doubtful=doubtful, below=below,
                        needs_review=needs_review, unlabelled=unlabelled, escalated=escalated,
-                       escalation=escalation_filter(campaign=campaign, via="judgment__"))
+                       escalation=escalation_filter(campaign=campaign, via="judgment__",
+                                                    thresholds=thresholds))
     no_text = Value(None, output_field=CharField())
     sides = []
     for use_kind, (model, record, rank) in _USES.items():

@@ -29,9 +29,9 @@ class CascadeOutcome:
     withdrawn: int  # earlier decisions the thresholds no longer cover
 
 
-def _fitted(judgment: Judgment, label: dict[str, Any]) -> dict[str, Any]:
-    """The second judge's label as an edit of the official judgment: relevant nuggets
-    kept to those the official judge was shown."""
+def fitted_label(judgment: Judgment, label: dict[str, Any]) -> dict[str, Any]:
+    """A label from elsewhere (the second judge's, a label file's) as an edit of this
+    judgment: relevant nuggets kept to those its judge was shown."""
     if "relevant" not in label:
         return dict(label)
     shown = {nugget["num"] for nugget in judgment.input.get("nuggets", [])}
@@ -72,7 +72,7 @@ def cascade_to_second_judge(*, campaign: Campaign) -> CascadeOutcome:
             continue
         try:
             judgment_edit(judgment=judgment, user=None, second_judge=True,
-                          changes=_fitted(judgment, other.llm_label or {}),
+                          changes=fitted_label(judgment, other.llm_label or {}),
                           reason=other.llm_reason, note=DECIDED.format(
                               model=other.judge_model, sure=judge_confidence(other),
                               threshold=cleared[judgment.kind]))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from django.db.models import QuerySet
+
 from campaign.models import Campaign
 from grading.agreement.guarantee import Threshold, clopper_pearson
 from grading.agreement.thresholds import (
@@ -17,7 +19,7 @@ from grading.agreement.thresholds import (
     rubric_min_grade,
     second_thresholds,
 )
-from grading.models import JudgmentKind
+from grading.models import Judgment, JudgmentKind
 from grading.review import doubt_filter, escalation_filter, official_judgments
 from grading.validation.figures import agreement
 
@@ -78,12 +80,12 @@ def _bins(kind: str, items: list[LabelledItem], min_grade: int) -> tuple[Confide
     edges = (*BIN_EDGES, float("inf"))
     bins = []
     for low, high in pairwise(edges):
-        inside = [item for item in items if low <= (item.confidence or 0.0) < high]
+        inside = [item for item in items if low <= item.confidence < high]
         if inside:
             agreed = sum(primary(kind, i.judge, min_grade) == primary(kind, i.person, min_grade)
                          for i in inside)
             bins.append(ConfidenceBin(low, min(high, 1.0), len(inside), agreed,
-                                      sum(i.confidence or 0.0 for i in inside) / len(inside)))
+                                      sum(i.confidence for i in inside) / len(inside)))
     return tuple(bins)
 
 
@@ -93,6 +95,32 @@ def _relevant_sets(items: list[LabelledItem]) -> tuple[int, int]:
     return len(items), sum(relevant(i.judge) == relevant(i.person) for i in items)
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """Who decides a kind's official judgments: what needs a person, and the counts."""
+
+    needs_person: QuerySet[Judgment]  # escalated, or under the review threshold
+    accepted: int
+    by_people: int
+    by_second_judge: int
+
+
+def _decided(official: QuerySet[Judgment], *, campaign: Campaign, kind: str,
+             threshold: Threshold | None) -> _Decided:
+    """`official` (one kind's judgments) split by who decides them."""
+    if threshold is None:  # the kind is not under the guarantee: the review threshold
+        needs_person = official.filter(doubt_filter(campaign=campaign, thresholds={}))
+    else:
+        needs_person = official.filter(escalation_filter(
+            campaign=campaign, thresholds={kind: threshold.value}))
+    edited = official.filter(edited_label__isnull=False)
+    by_second_judge = edited.filter(decided_by_second_judge=True).count()
+    accepted = 0 if threshold is None else (
+        official.exclude(pk__in=needs_person.values("pk"))
+        .filter(edited_label__isnull=True).count())
+    return _Decided(needs_person, accepted, edited.count() - by_second_judge, by_second_judge)
+
+
 def kind_agreement(*, campaign: Campaign, kind: str, threshold: Threshold | None,
                    second: Threshold | None = None) -> KindAgreement:
     min_grade = rubric_min_grade(campaign) if kind == JudgmentKind.RUBRIC else 0
@@ -100,28 +128,17 @@ def kind_agreement(*, campaign: Campaign, kind: str, threshold: Threshold | None
     figures = agreement([(bool(primary(kind, i.person, min_grade)),
                           primary(kind, i.judge, min_grade)) for i in items])
     official = official_judgments(campaign=campaign).filter(kind=kind)
-    if threshold is None:
-        needs_person = official.filter(doubt_filter(campaign=campaign))
-    else:
-        needs_person = official.filter(escalation_filter(
-            campaign=campaign, thresholds={kind: threshold.value}))
-    escalated = needs_person.count()
-    edited = official.filter(edited_label__isnull=False)
-    by_second_judge = edited.filter(decided_by_second_judge=True).count()
-    by_people = edited.count() - by_second_judge
-    accepted = 0 if threshold is None else (
-        official.exclude(pk__in=needs_person.values("pk"))
-        .filter(edited_label__isnull=True).count())
+    decided = _decided(official, campaign=campaign, kind=kind, threshold=threshold)
     return KindAgreement(
         kind=kind, n=figures.items, agreed=figures.agreed,
         interval=clopper_pearson(figures.agreed, figures.items) if items else None,
         kappa=figures.kappa, confusion=figures.confusion,
         bins=_bins(kind, items, min_grade),
         relevant_sets=_relevant_sets(items) if kind == JudgmentKind.ANSWER else None,
-        threshold=threshold, second=second, judgments=official.count(), accepted=accepted,
-        escalated=escalated,
-        unreviewed=needs_person.filter(edited_label__isnull=True).count(),
-        by_people=by_people, by_second_judge=by_second_judge)
+        threshold=threshold, second=second, judgments=official.count(),
+        accepted=decided.accepted, escalated=decided.needs_person.count(),
+        unreviewed=decided.needs_person.filter(edited_label__isnull=True).count(),
+        by_people=decided.by_people, by_second_judge=decided.by_second_judge)
 
 
 def agreement_report(*, campaign: Campaign) -> list[KindAgreement]:
@@ -171,26 +188,20 @@ def label_provenance(*, campaign: Campaign, runs: Any) -> dict[str, Any]:
     provenance: dict[str, Any] = {}
     for kind in sorted(set(used.values_list("kind", flat=True))):
         official = used.filter(kind=kind)
-        edited = official.filter(edited_label__isnull=False)
-        by_second_judge = edited.filter(decided_by_second_judge=True).count()
-        total, by_people = official.count(), edited.count() - by_second_judge
         threshold = thresholds.get(kind)
-        accepted = 0
+        decided = _decided(official, campaign=campaign, kind=kind, threshold=threshold)
         guarantee = None
         if threshold is not None:
-            escalated = official.filter(escalation_filter(
-                campaign=campaign, thresholds={kind: threshold.value}))
-            accepted = (official.exclude(pk__in=escalated.values("pk"))
-                        .filter(edited_label__isnull=True).count())
             second = seconds.get(kind)
             guarantee = {"target": campaign.agreement_target, "risk": campaign.agreement_risk,
                          "sample": len(labelled_items(campaign=campaign, kind=kind)),
                          "threshold": threshold.value,
                          "second_threshold": second.value if second else None}
+        total = official.count()
         provenance[kind] = {
-            "judgments": total, "accepted": accepted, "by_people": by_people,
-            "by_second_judge": by_second_judge,
-            "by_judge": total - accepted - by_people - by_second_judge,
+            "judgments": total, "accepted": decided.accepted, "by_people": decided.by_people,
+            "by_second_judge": decided.by_second_judge,
+            "by_judge": total - decided.accepted - decided.by_people - decided.by_second_judge,
             "guarantee": guarantee,
             "review_below": None if guarantee else campaign.review_below,
         }

@@ -29,7 +29,7 @@ class LabelledItem:
     """A sampled judgment a person labelled: both labels and how sure the judge was."""
 
     judgment_id: int
-    confidence: float | None  # calibrated where there is a calibration, else raw
+    confidence: float  # as the guarantee orders judgments (judge_confidence)
     person: dict[str, Any]
     judge: dict[str, Any] | None
 
@@ -62,15 +62,14 @@ def labelled_items(*, campaign: Campaign, kind: str) -> list[LabelledItem]:
     latest: dict[int, LabelledItem] = {}
     for item in items:
         judgment = item.judgment
-        sure = (judgment.calibrated_confidence if judgment.calibrated_confidence is not None
-                else judgment.confidence)
-        latest[judgment.pk] = LabelledItem(judgment.pk, sure, item.label or {}, judgment.llm_label)
+        latest[judgment.pk] = LabelledItem(judgment.pk, judge_confidence(judgment),
+                                           item.label or {}, judgment.llm_label)
     return list(latest.values())
 
 
 def verdicts(kind: str, items: list[LabelledItem], min_grade: int) -> list[Verdict]:
-    """(confidence, agreed) per item; an unmeasured confidence is the lowest, 0."""
-    return [(item.confidence or 0.0,
+    """(confidence, agreed) per item."""
+    return [(item.confidence,
              primary(kind, item.judge, min_grade) == primary(kind, item.person, min_grade))
             for item in items]
 
@@ -155,7 +154,7 @@ def second_thresholds(*, campaign: Campaign,
         if not has_second_judge(campaign=campaign, kind=kind):
             continue
         escalated = [item for item in labelled_items(campaign=campaign, kind=kind)
-                     if threshold.value is None or (item.confidence or 0.0) < threshold.value]
+                     if threshold.value is None or item.confidence < threshold.value]
         seconds = second_judgments(campaign=campaign, kind=kind,
                                    officials=[item.judgment_id for item in escalated])
         min_grade = rubric_min_grade(campaign) if kind == JudgmentKind.RUBRIC else 0

@@ -15,11 +15,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg, user_arg
-from grading.agreement.cascade import cascade_to_second_judge
+from grading.agreement.cascade import cascade_to_second_judge, fitted_label
 from grading.agreement.label_files import LabelFileError, labels_by_judgment, read_label_file
 from grading.agreement.report import KindAgreement, agreement_report
 from grading.agreement.samples import SampleRefused, blind_item_label, blind_sample_draw
-from grading.models import BlindItem, Judgment
+from grading.models import BlindItem
 from grading.review import escalation_filter, official_judgments
 from grading.services import EditRefused, judgment_edit
 
@@ -34,15 +34,6 @@ def _draws(values: list[str]) -> list[tuple[str, int]]:
             raise CommandError(f"--draw {value}: expected KIND:SIZE, e.g. entailment:40")
         draws.append((kind, int(size)))
     return draws
-
-
-def _fitted(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any]:
-    """An answer's relevant nuggets among those the judge was shown (a person sees only
-    those); other labels as they are."""
-    if "relevant" not in changes:
-        return changes
-    shown = {nugget["num"] for nugget in judgment.input.get("nuggets", [])}
-    return {**changes, "relevant": [n for n in changes["relevant"] if n in shown]}
 
 
 def report_lines(lines: list[KindAgreement]) -> list[str]:
@@ -109,7 +100,7 @@ class Command(BaseCommand):
         for item in waiting:
             try:
                 blind_item_label(item=item, user=user,
-                                 changes=_fitted(item.judgment, known[item.judgment_id]))
+                                 changes=fitted_label(item.judgment, known[item.judgment_id]))
             except EditRefused as refused:
                 raise CommandError(f"blind item {item.pk}: {refused}") from refused
             labelled += 1
@@ -134,7 +125,7 @@ class Command(BaseCommand):
                 continue
             try:
                 judgment_edit(judgment=judgment, user=user, note=SETTLED_NOTE, reason="",
-                              changes=_fitted(judgment, known[judgment.pk]))
+                              changes=fitted_label(judgment, known[judgment.pk]))
             except EditRefused as refused:
                 raise CommandError(f"judgment {judgment.pk}: {refused}") from refused
             settled += 1
