@@ -168,8 +168,7 @@ def judgments(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign, "form": selection.form, "page": page,
         "items": judgment_items(campaign=campaign, uses=page.object_list),
         "total": page.paginator.count, "query": query.urlencode(),
-        "review_count": judgment_uses(campaign=campaign, needs_review=True).count(),
-        "doubtful_count": judgment_uses(campaign=campaign, doubtful=True, edited=False).count(),
+        "waiting": judgment_uses(campaign=campaign, to_review=True).count(),
     }
     return render(request, "frontend/organiser/judgments.html", context,
                   status=200 if valid else 400)

@@ -56,6 +56,7 @@ class JudgmentFilter(django_filters.FilterSet):
     doubtful = FlagFilter(label="Doubtful")
     escalated = FlagFilter(label="Escalated by the agreement guarantee")
     reviewed = FlagFilter(label="Reviewed (edited, confirmed or blind-labelled)")
+    to_review = FlagFilter(label="Waits for a person (doubtful or unlabelled, not reviewed)")
     order = django_filters.ChoiceFilter(
         label="Order", empty_label=None, error_messages={"invalid_choice": BAD_ORDER},
         choices=[("doubt", "Least sure first"), ("run", "Run, question, nugget")])
@@ -81,6 +82,7 @@ class JudgmentFilter(django_filters.FilterSet):
             "edited": data.get("edited") if data.get("edited") is not None
             else data.get("reviewed"),
             "doubtful": data.get("doubtful"), "escalated": data.get("escalated"),
+            "to_review": data.get("to_review"),
             # Only a yes filters: "disagreement=false" is the whole list, as no value is.
             "disagreement": data.get("disagreement") is True,
             "order": data.get("order") or self.default_order,
@@ -92,26 +94,23 @@ class JudgmentFilter(django_filters.FilterSet):
 
 
 class ReviewQueueFilter(JudgmentFilter):
-    """The organiser review page's form: the least sure first unless asked otherwise;
-    "doubtful" is what is left to review; the runs to choose from in a list."""
+    """The organiser review page's form: one queue (what waits for a person) and filters
+    on it, the least sure first unless asked otherwise; the runs to choose from in a list."""
 
+    to_review = FlagFilter(label="Waits for a person", widget=FlagCheckbox())
+    doubtful = FlagFilter(label="Doubtful (under the threshold)", widget=FlagCheckbox())
+    needs_review = FlagFilter(label="No label (the reply never parsed)", widget=FlagCheckbox())
     disagreement = FlagFilter(label="Second judge disagrees", widget=FlagCheckbox())
-    doubtful = FlagFilter(label="Doubtful, not yet reviewed", widget=FlagCheckbox())
-    escalated = FlagFilter(label="Escalated, not yet reviewed", widget=FlagCheckbox())
 
     default_order = "doubt"
+    filters: dict[str, django_filters.Filter]
+    #: The page's fields, in its order; the API's other filters stay the API's.
+    fields_shown = ("to_review", "kind", "run", "qid", "doubtful", "needs_review",
+                    "disagreement", "label", "grade", "reviewed", "order")
 
     def __init__(self, data: QueryDict | dict[str, Any], *, campaign: Campaign) -> None:
         super().__init__(data, campaign=campaign)
+        self.filters = {name: self.filters[name] for name in self.fields_shown}
         names = graded_runs(campaign=campaign).order_by("name").values_list("name", flat=True)
         self.filters["run"].extra["widget"] = forms.Select(
             choices=[("", "Any"), *((name, name) for name in names)])
-
-    def selection(self) -> dict[str, Any]:
-        selection = super().selection()
-        if selection.pop("doubtful") is True:
-            # What is left to review: doubtful, and neither edited nor confirmed yet.
-            selection.update(doubtful=True, edited=False)
-        if selection.pop("escalated") is True:
-            selection.update(escalated=True, edited=False)
-        return selection

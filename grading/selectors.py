@@ -280,7 +280,7 @@ def judgment_uses(
     edited: bool | None = None, needs_review: bool | None = None, qid: str | None = None,
     slot: str = JudgeSlot.OFFICIAL, disagreement: bool = False, label: bool | None = None,
     doubtful: bool | None = None, order: str = "run", grade: int | None = None,
-    escalated: bool | None = None,
+    escalated: bool | None = None, to_review: bool | None = None,
 ) -> QuerySet[Any]:
     """Judgments of a campaign's current runs, one row per use, filtered and ordered in
     the database: a lazy queryset to count and slice (paginate); `judgment_items` turns a
@@ -289,10 +289,11 @@ def judgment_uses(
     `label` keeps the uses whose counting label (entailed, or correct) is that value;
     `grade` the rubric uses whose counting grade is that value; `doubtful` those the
     judge was (or was not) less sure of than its kind's threshold; `escalated` those the
-    agreement guarantee sends to a person (kinds with a labelled blind sample); `disagreement`
-    those the second judge labels otherwise. `order` is one of JUDGMENT_ORDERS: "doubt"
-    puts the least sure first, the unmeasured after every measured one, then by judgment
-    id (each judgment's uses stay together).
+    agreement guarantee sends to a person (kinds with a labelled blind sample);
+    `to_review` those that wait for a person (doubtful or unlabelled, neither edited nor
+    confirmed); `disagreement` those the second judge labels otherwise. `order` is one
+    of JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured after every
+    measured one, then by judgment id (each judgment's uses stay together).
 
     A rubric use is a passage's grade on a current item of the test bank (`run` is
     None: the grade belongs to the passage, shared by every run that retrieved it).
@@ -310,6 +311,7 @@ def judgment_uses(
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)
     narrowed = partial(_judgment_state, edited=edited, doubtful=doubtful, below=below,
                        needs_review=needs_review, unlabelled=unlabelled, escalated=escalated,
+                       to_review=to_review,
                        escalation=escalation_filter(campaign=campaign, via="judgment__",
                                                     thresholds=thresholds))
     no_text = Value(None, output_field=CharField())
@@ -377,8 +379,12 @@ def judgment_uses(
 
 def _judgment_state(links: QuerySet[Any], *, edited: bool | None, doubtful: bool | None,
                     below: Q, needs_review: bool | None, unlabelled: Q,
-                    escalated: bool | None, escalation: Q) -> QuerySet[Any]:
+                    escalated: bool | None, escalation: Q,
+                    to_review: bool | None) -> QuerySet[Any]:
     """`links` narrowed by the state of their judgment, as every kind of use is."""
+    if to_review is not None:
+        waiting = (below | unlabelled) & Q(judgment__edited_label__isnull=True)
+        links = links.filter(waiting) if to_review else links.exclude(waiting)
     if escalated is not None:
         links = links.filter(escalation) if escalated else links.exclude(escalation)
     if edited is not None:

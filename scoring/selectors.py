@@ -254,7 +254,7 @@ class PublishCheck:
                 computed=evaluation.computed_at.astimezone(UTC).strftime(UTC_TIME),
                 edited=edited.astimezone(UTC).strftime(UTC_TIME)), waivable=False))
         if self.doubtful and not force:
-            url = reverse("judgments", kwargs={"slug": campaign.slug}) + "?doubtful=1"
+            url = reverse("judgments", kwargs={"slug": campaign.slug}) + "?to_review=1&doubtful=1"
             problems.append(PublishProblem(self._doubt_message(url), waivable=True))
         return problems
 

@@ -363,8 +363,8 @@ class TestTheReport:
         assert ("No blind sample of these judgments is labelled: the review threshold (80%) "
                 "decides which go to a person.") in section
         assert f"Of {len(answers)} judgment(s), {under} are under it" in section
-        assert (f'<a href="/campaigns/toy/judgments/?doubtful=1&amp;kind=answer">{under} not '
-                "reviewed yet</a>") in section
+        assert ('<a href="/campaigns/toy/judgments/?to_review=1&amp;doubtful=1&amp;kind=answer">'
+                f"{under} not reviewed yet</a>") in section
         assert f'<a href="{SAMPLES}">Draw a blind sample of them</a>' in section
         dashboard = signed_in(personas, "organiser").get(DASHBOARD).content.decode()
         assert f'<a href="{SAMPLES}" id="blind-samples-link">' in dashboard
@@ -487,8 +487,8 @@ class TestTheReport:
         assert (f"<dt>Accepted</dt><dd>{accepted} (coverage "
                 f"{floatformat(accepted / len(entailments), 3)})</dd>") in section
         assert f"<dt>Escalated</dt><dd>{escalated}</dd>" in section
-        assert (f'<dt>Not reviewed yet</dt><dd><a href="/campaigns/toy/judgments/?escalated=1'
-                f'&amp;kind=entailment">{escalated}</a></dd>') in section
+        assert ('<dt>Not reviewed yet</dt><dd><a href="/campaigns/toy/judgments/'
+                f'?to_review=1&amp;doubtful=1&amp;kind=entailment">{escalated}</a></dd>') in section
         assert f"<dt>Settled by people</dt><dd>{len(labelled)}</dd>" in section
         assert "<dt>Target</dt><dd>0.5 agreement with people</dd>" in section
         assert "<dt>Risk</dt><dd>0.25</dd>" in section

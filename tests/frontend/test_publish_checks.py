@@ -58,7 +58,7 @@ def test_the_publish_button_refuses_unreviewed_doubt_and_says_where_to_review(
     page = client.post(PUBLISH_AC, follow=True).content.decode()
 
     doubt = DOUBTFUL_NOT_REVIEWED.format(count=2, track="ac", threshold=0.8,
-                                         url="/campaigns/toy/judgments/?doubtful=1")
+                                         url="/campaigns/toy/judgments/?to_review=1&doubtful=1")
     assert escape(f"The ac leaderboard was not published: {doubt}.") in page
     assert "The ac leaderboard is published." not in page
     assert published_tracks() == set()

@@ -70,13 +70,34 @@ class TestTheQueue:
         assert listed(page) == [judgment_of(a).pk for a in
                                 ("China National Space Administration", "Buzz Aldrin", "Mars")]
 
-    def test_the_doubtful_filter_leaves_what_waits_for_review(
+    def test_one_queue_holds_what_waits_for_a_person(
         self, personas: Personas, doubted: Run
     ) -> None:
-        page = signed_in(personas, "organiser").get(f"{QUEUE}?doubtful=1").content.decode()
+        page = signed_in(personas, "organiser").get(f"{QUEUE}?to_review=1").content.decode()
         assert "3 judgment use(s) match." in page
         assert listed(page) == [judgment_of(t).pk for t in (SOFT_LANDING, "Buzz Aldrin", "Mars")]
-        assert "Doubtful, not yet reviewed (3)" in page
+        assert '<a href="?to_review=1"><strong>3</strong> judgment(s) wait for a person</a>' in page
+        # One queue; the rest are filters on it, not other queues.
+        assert "Needs-review queue" not in page and "not yet reviewed (" not in page
+        assert 'name="to_review"' in page and 'name="needs_review"' in page
+
+    def test_the_filters_narrow_the_queue(self, personas: Personas, doubted: Run) -> None:
+        organiser = signed_in(personas, "organiser")
+        answers = organiser.get(f"{QUEUE}?to_review=1&kind=answer").content.decode()
+        assert listed(answers) == [judgment_of(t).pk for t in ("Buzz Aldrin", "Mars")]
+        unlabelled = organiser.get(f"{QUEUE}?to_review=1&needs_review=1").content.decode()
+        assert "0 judgment use(s) match." in unlabelled  # every reply here parsed
+
+    def test_a_judgment_without_a_label_waits_in_the_same_queue(
+        self, personas: Personas, doubted: Run
+    ) -> None:
+        mars = judgment_of("Mars")
+        Judgment.objects.filter(pk=mars.pk).update(llm_label=None, confidence=None)
+        page = signed_in(personas, "organiser").get(f"{QUEUE}?to_review=1").content.decode()
+        assert mars.pk in listed(page) and "3 judgment use(s) match." in page
+        unlabelled = signed_in(personas, "organiser").get(
+            f"{QUEUE}?to_review=1&needs_review=1").content.decode()
+        assert listed(unlabelled) == [mars.pk]
 
     def test_one_click_confirms_and_the_row_leaves_the_queue(
         self, personas: Personas, doubted: Run,
@@ -84,18 +105,18 @@ class TestTheQueue:
     ) -> None:
         # The session and CSRF token the organiser's click sends.
         client = browser_of(personas.organiser)
-        page = client.get(f"{QUEUE}?doubtful=1").content.decode()
+        page = client.get(f"{QUEUE}?to_review=1").content.decode()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         assert token is not None
         landing = judgment_of(SOFT_LANDING)
 
         with django_capture_on_commit_callbacks(execute=False) as queued:
             response = client.post(f"/judgments/{landing.pk}/confirm/", {
-                "csrfmiddlewaretoken": token.group(1), "next": f"{QUEUE}?doubtful=1"},
+                "csrfmiddlewaretoken": token.group(1), "next": f"{QUEUE}?to_review=1"},
                 follow=True)
 
         after = response.content.decode()
-        assert response.redirect_chain == [(f"{QUEUE}?doubtful=1", 302)]
+        assert response.redirect_chain == [(f"{QUEUE}?to_review=1", 302)]
         assert f"Judgment {landing.pk} confirmed; 1 run(s) queued for re-grading." in after
         assert "2 judgment use(s) match." in after and landing.pk not in listed(after)
         assert len(queued) == 1

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.django_db
 #: The judge's probability for two verdicts of tests/data/toy/WASEDA-AC-1, both under the
 #: campaign's review threshold (0.8): the bogus nugget above, and D002's answer check.
 DOUBT = {SOFT_LANDING: 0.6, "Buzz Aldrin": 0.7}
-REVIEW_QUEUE = "/campaigns/toy/judgments/?doubtful=1"
+REVIEW_QUEUE = "/campaigns/toy/judgments/?to_review=1&doubtful=1"
 
 
 def doubt_message(track: str, count: int) -> str:
