@@ -63,7 +63,7 @@ demo: $(STAMP) engine
 	# Its test bank came with the campaign file for FH01-FH04; the embedded judge drafts two
 	# nuggets for FH05, the query with none (the 1.5B model drafts nuggets far more reliably
 	# than exam questions). Should the judge draft nothing, FH05 stays without items.
-	$(PY) manage.py testbank_generate demo-rubric --target nuggets --n 2 || \
+	$(PY) manage.py testbank_generate demo-rubric --n 2 || \
 	    echo "FH05 has no test-bank items: add some on /campaigns/demo-rubric/testbank/"
 	$(PY) manage.py submit_runs demo-rubric --as olga demo/rubric/runs/*
 	-$(PY) manage.py grade demo-rubric

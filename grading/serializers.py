@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
-from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
+from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS, PromptTarget
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import JudgmentKind
@@ -188,7 +188,7 @@ class TestBankGenerateSerializer(serializers.Serializer[dict[str, Any]]):
     __test__ = False  # a serializer, not a pytest class
 
     target = serializers.ChoiceField(choices=[t.value for t in PromptTarget],
-                                     default=PromptTarget.QUESTIONS.value)
+                                     default=DRAFT_TARGET.value)
     n = serializers.IntegerField(min_value=1, max_value=MAX_GENERATED_ITEMS, default=10)
 
 

@@ -19,8 +19,8 @@ NO_QUERIES = "no query has test-bank items yet"
 ANSWERS_HELP = "One answer per line (questions only; an EXAM++ answer key). Optional."
 NOTE_LABEL = "Note for the audit trail (why the test bank changes)"
 
-TARGET_CHOICES = [(PromptTarget.QUESTIONS.value, "exam question"),
-                  (PromptTarget.NUGGETS.value, "nugget")]
+TARGET_CHOICES = [(PromptTarget.NUGGETS.value, "nugget"),
+                  (PromptTarget.QUESTIONS.value, "exam question")]
 GRADE_CHOICES = [(grade, str(grade)) for grade in RUBRIC_GRADES]
 
 

@@ -154,6 +154,11 @@ class PromptTarget(StrEnum):
     NUGGETS = "nuggets"
 
 
+#: What the judge drafts unless asked otherwise: the packaged models draft nuggets far
+#: more reliably than exam questions with an answer key.
+DRAFT_TARGET = PromptTarget.NUGGETS
+
+
 class RubricAnswerCheck(StrEnum):
     """How a ranking/response track verifies an extracted answer (its `answer_check`).
 

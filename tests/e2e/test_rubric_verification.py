@@ -100,6 +100,15 @@ def test_an_organiser_edits_an_item_post_edits_a_grade_and_sees_rubric_cover_cha
     # The test bank, from the dashboard: item B gets a new text, with a note.
     page.goto(f"{base}/campaigns/toy/dashboard/")
     page.get_by_role("link", name="Review and edit the test bank").click()
+    # Readable: the item's text in plain weight, in the widest column; its id below it.
+    bank = page.locator("table.testbank").first
+    item = bank.locator("tbody th").first
+    assert item.evaluate("cell => getComputedStyle(cell).fontWeight") == "400"
+    assert item.evaluate("cell => getComputedStyle(cell.querySelector('a')).textDecorationLine"
+                         ) == "none"
+    text_width, table_width = bank.evaluate("t => [t.rows[1].cells[0].offsetWidth, t.offsetWidth]")
+    assert text_width >= 0.5 * table_width
+    screenshot(page, "rubric-testbank")
     page.get_by_role("link", name="When was Alien released?").click()
     page.get_by_label("Text", exact=True).fill("In which year did Alien come out?")
     page.get_by_label("Note for the audit trail (why the test bank changes)").fill(

@@ -3,6 +3,7 @@ the dashboard's button. Drafts are audited; a query the judge failed on stores n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -64,7 +65,7 @@ class TestCommand:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         with pytest.raises(CommandError, match="1 query"):
-            call_command("testbank_generate", "toy", "--n", "2")
+            call_command("testbank_generate", "toy", "--target", "questions", "--n", "2")
 
         out, err = capsys.readouterr()
         assert "D002: 2 draft item(s)" in out
@@ -82,6 +83,17 @@ class TestCommand:
             ("add", None, f"drafted by the judge scripted-judge with prompt "
                           f"{TESTBANK_PROMPT_VERSION} (2 items asked for)")}
         assert drafts("D003") == []
+
+    def test_nuggets_are_drafted_unless_asked_otherwise(
+        self, personas: Personas, campaign_bank: None, official: ScriptedRubric,
+    ) -> None:
+        # The packaged models draft nuggets far more reliably than exam questions.
+        texts = dict(Question.objects.values_list("qid", "text"))
+        official.banks[texts["D002"]] = [{"text": "Chang'e 4 landed on the far side."}]
+        with pytest.raises(CommandError, match="1 query"):
+            call_command("testbank_generate", "toy", "--n", "1")
+        assert [(i.text, i.target) for i in drafts("D002")] == [
+            ("Chang'e 4 landed on the far side.", "nuggets")]
 
     def test_a_judge_that_refuses_leaves_no_item(
         self, personas: Personas, campaign_bank: None, official: ScriptedRubric,
@@ -107,7 +119,7 @@ class TestCommand:
         official.banks[texts["D003"]] = ITEMS
 
         with pytest.raises(CommandError):
-            call_command("testbank_generate", "toy", "--n", "2")
+            call_command("testbank_generate", "toy", "--target", "questions", "--n", "2")
 
         assert "D002: nothing stored: item 2 ('Bad\\x01 item') was refused" in (
             capsys.readouterr().err)
@@ -140,6 +152,16 @@ class TestApi:
         assert result["drafted"] == {"D002": 2}
         assert result["failed"]["D003"].startswith("the judge's reply never parsed")
         assert {i.created_by for i in drafts("D002")} == {personas.organiser}
+
+    def test_nuggets_are_the_default_target(
+        self, personas: Personas, campaign_bank: None,
+        django_capture_on_commit_callbacks: Callable[..., Any],
+    ) -> None:
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            response = personas.client("organiser").post(GENERATE, {"n": 2}, format="json")
+        assert response.status_code == 202, response.json()
+        assert response.json()["detail"] == "drafting 2 nuggets per query without items"
+        assert len(queued) == 1
 
     @pytest.mark.parametrize(("body", "field"), [({"n": 0}, "n"), ({"n": 31}, "n"),
                                                  ({"target": "exams"}, "target")])
@@ -180,6 +202,15 @@ class TestDashboardButton:
 
         assert len(queued) == 1
         assert b"Drafting 3 nuggets per query without test-bank items" in response.content
+
+    def test_the_form_offers_nuggets_first_and_chosen(
+        self, personas: Personas, campaign_bank: None, client: Any,
+    ) -> None:
+        client.force_login(personas.organiser)
+        page = client.get("/campaigns/toy/dashboard/").content.decode()
+        form = page[page.index('id="testbank-generate"'):]
+        options = re.findall(r'<option value="(\w+)"( selected)?>', form[:form.index("</form>")])
+        assert options == [("nuggets", " selected"), ("questions", "")]
 
     def test_a_participant_finds_no_button(
         self, personas: Personas, campaign_bank: None, client: Any,

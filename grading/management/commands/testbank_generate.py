@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from config.queueing import QueueUnavailable
-from grading.llm.prompts import MAX_GENERATED_ITEMS, PromptTarget
+from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS, PromptTarget
 from grading.setup import official_judge
 from grading.testbank_generation import testbank_generate
 
@@ -33,8 +33,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="the campaign")
         parser.add_argument("--target", choices=[t.value for t in PromptTarget],
-                            default=PromptTarget.QUESTIONS.value,
-                            help="exam questions (with an answer key) or nuggets")
+                            default=DRAFT_TARGET.value,
+                            help="nuggets (the default) or exam questions with an answer key")
         parser.add_argument("--n", type=_item_count, default=10, metavar="N",
                             help=f"items per query, 1..{MAX_GENERATED_ITEMS} (default 10)")
 
