@@ -57,6 +57,7 @@ from scoring.measures import (  # noqa: E402
     MarkedNugget,
     PassageKey,
     PrRunScores,
+    ac_parts,
     derive_pr_qrels,
     randomised_tukey_hsd,
     score_ac_run,
@@ -67,6 +68,7 @@ from scoring.measures import (  # noqa: E402
 from scoring.measures.catalogue import HSD_SEED  # noqa: E402
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES, bootstrap_cis  # noqa: E402
 from scoring.measures.track_stats import (  # noqa: E402
+    HsdInput,
     TrackStatistics,
     question_matrix,
     track_statistics,
@@ -290,12 +292,16 @@ def leaderboard(data: Judgments, permutations: int) -> Leaderboard:
 
 
 def ac_track_statistics(ac: Mapping[str, AcRunScores], permutations: int) -> TrackStatistics:
-    """The AC snapshot's own statistics beyond its intervals (HSD, ANOVA)."""
+    """The AC snapshot's own statistics beyond its intervals: the ANOVA of nugget
+    precision and the HSD of HMR, the ranking measure, on its per-question parts."""
     names = list(ac)
-    precision = question_matrix([ac[name].per_question()["nugget_precision"]
-                                 for name in names], next(iter(ac.values())).columns.qids)
-    return track_statistics({"nugget_precision": precision}, main="nugget_precision",
-                            run_names=names, n_permutations=permutations, seed=HSD_SEED)
+    qids = next(iter(ac.values())).columns.qids
+    matrices = {key: question_matrix([ac[name].per_question()[key] for name in names], qids)
+                for key in ("nugget_precision", "correct", "confidence")}
+    hmr = HsdInput(ac_parts.HMR.matrices(matrices), ac_parts.HMR.statistic(len(qids)))
+    return track_statistics({"nugget_precision": matrices["nugget_precision"]},
+                            main="nugget_precision", run_names=names,
+                            n_permutations=permutations, seed=HSD_SEED, tests={"hmr": hmr})
 
 
 # --- identical numbers ------------------------------------------------------------------

@@ -156,6 +156,10 @@ class Track(models.Model):
         default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)],
         help_text="The k of Rubric-Cover@k.",
     )
+    significance_tests = models.JSONField(
+        default=list, blank=True,
+        help_text="Measures a randomised Tukey HSD tests besides the ranking measure.",
+    )
 
     class Meta:
         ordering = ["campaign", "slug"]

@@ -26,12 +26,14 @@ class TrackSerializer(serializers.ModelSerializer[Track]):
     class Meta:
         model = Track
         fields = ["slug", "kind", "max_runs_per_team", "answer_check", "due", "depth",
-                  "min_grade", "label", "cover_k"]
+                  "min_grade", "label", "cover_k", "significance_tests"]
         extra_kwargs = {
             "depth": {"help_text": f"passages graded per query ({RUBRIC_ONLY})"},
             "min_grade": {"help_text": f"an item counts at this grade or above ({RUBRIC_ONLY})"},
             "label": {"help_text": f"Rubric-Qrels label: max or count ({RUBRIC_ONLY})"},
             "cover_k": {"help_text": f"the k of Rubric-Cover@k ({RUBRIC_ONLY})"},
+            "significance_tests": {"help_text": "measures a randomised Tukey HSD tests "
+                                               "besides the ranking measure"},
         }
 
 

@@ -121,6 +121,7 @@ def _load_tracks(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
         track.min_grade = track_spec.min_grade
         track.label = track_spec.label
         track.cover_k = track_spec.cover_k
+        track.significance_tests = list(track_spec.significance_tests)
         track.full_clean()
         track.save()
     named = {track.slug for track in spec.tracks}

@@ -75,7 +75,7 @@ def leaderboard_latex(board: Leaderboard) -> str:
         "\\centering",
         f"\\caption{{{_latex_escape(board.track.upper())} runs ({_latex_escape(board.judge)}"
         f"{settings}). Last column: runs significantly worse in "
-        f"{_latex_escape(label_of(statistics.measure))} "
+        f"{_latex_escape(label_of(statistics.tested))} "
         f"(randomised Tukey HSD, B = {statistics.hsd_permutations or HSD_PERMUTATIONS}, "
         f"$p < {SIGNIFICANCE_LEVEL}$).}}",
         f"\\label{{tab:{board.track}}}",

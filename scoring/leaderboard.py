@@ -81,9 +81,10 @@ class Anova:
 class Statistics:
     """What a snapshot computed over its topic-by-run matrices, once, when it was taken.
 
-    `measure` is the one the CIs in `ci`, the Tukey HSD and the ANOVA are on;
-    `intervals` has a 95% interval per run for every measure the pages show with one
-    (the catalogue's `interval`), computed by `interval_method`.
+    `measure` is the one the CIs in `ci` and the ANOVA are on; `hsd` is the randomised
+    Tukey HSD of `hsd_measure` (the ranking measure; `measure` in older snapshots), and
+    `hsd_more` that of each other measure the organisers picked. `intervals` has a 95%
+    interval per run for every measure the pages show with one, by `interval_method`.
     """
 
     measure: str = ""
@@ -93,6 +94,17 @@ class Statistics:
     hsd: list[HsdPair] = field(default_factory=list)
     hsd_permutations: int | None = None
     anova: Anova | None = None
+    hsd_measure: str = ""
+    hsd_more: dict[str, list[HsdPair]] = field(default_factory=dict)
+
+    @property
+    def tested(self) -> str:
+        """The measure `hsd` is on."""
+        return self.hsd_measure or self.measure
+
+    def tests(self) -> dict[str, list[HsdPair]]:
+        """Every randomised Tukey HSD, by measure: the ranking measure's first."""
+        return {self.tested: self.hsd, **self.hsd_more} if self.hsd else {}
 
     def as_json(self) -> dict[str, Any]:
         stored: dict[str, Any] = {
@@ -106,6 +118,11 @@ class Statistics:
         }
         if self.hsd_permutations is not None:
             stored["hsd_permutations"] = self.hsd_permutations
+        if self.hsd_measure:
+            stored["hsd_measure"] = self.hsd_measure
+        if self.hsd_more:
+            stored["hsd_more"] = {key: [pair.as_json() for pair in pairs]
+                                  for key, pairs in self.hsd_more.items()}
         return stored
 
     @classmethod
@@ -120,12 +137,17 @@ class Statistics:
         return cls(
             measure=measure, ci=ci, intervals=intervals,
             interval_method=stored.get("interval_method", "t distribution"),
-            hsd=[HsdPair(p["a"], p["b"], p["difference"], p["p_value"])
-                 for p in stored.get("hsd", [])],
+            hsd=_pairs(stored.get("hsd", [])),
             hsd_permutations=stored.get("hsd_permutations"),
             anova=Anova(anova["residual_variance"], anova.get("f_system"),
                         anova.get("p_system")) if anova else None,
+            hsd_measure=stored.get("hsd_measure", ""),
+            hsd_more={key: _pairs(pairs) for key, pairs in stored.get("hsd_more", {}).items()},
         )
+
+
+def _pairs(stored: list[Mapping[str, Any]]) -> list[HsdPair]:
+    return [HsdPair(p["a"], p["b"], p["difference"], p["p_value"]) for p in stored]
 
 
 def best_first(rows: list[LeaderboardRow], measure: str) -> list[LeaderboardRow]:
@@ -181,9 +203,9 @@ class Leaderboard:
     def ranked_by(self) -> str:
         return ranks_by(self.kind, self.statistics)
 
-    def runs_by_statistics_measure(self) -> list[str]:
-        """Run names, best first by the measure the statistics are on."""
-        return [row.run for row in best_first(self.rows, self.statistics.measure)]
+    def runs_by(self, measure: str) -> list[str]:
+        """Run names, best first by `measure`."""
+        return [row.run for row in best_first(self.rows, measure)]
 
     def as_json(self) -> dict[str, Any]:
         return {

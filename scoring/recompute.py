@@ -15,40 +15,56 @@ from dataclasses import replace
 from typing import Any
 
 from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
-from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, STATISTICS_ON, measures_of
+from scoring.measures.catalogue import (
+    HSD_PERMUTATIONS,
+    HSD_SEED,
+    RANKS_BY,
+    STATISTICS_ON,
+    measure_named,
+    measures_of,
+)
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
-from scoring.measures.track_stats import question_matrix, track_statistics
+from scoring.measures.track_stats import HsdInput, question_matrix, track_statistics
 
 INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the questions"
 
 
 def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
                         per_question: Sequence[Mapping[str, Mapping[str, float]]], *,
-                        n_permutations: int = HSD_PERMUTATIONS,
-                        seed: int = HSD_SEED) -> Statistics:
+                        n_permutations: int = HSD_PERMUTATIONS, seed: int = HSD_SEED,
+                        tested: Sequence[str] | None = None) -> Statistics:
     """The snapshot's statistics over the topic-by-run matrices (questions `qids`, runs
     in `run_names` order with their per-question scores): a 95% interval per run for
-    each interval measure, and the randomised Tukey HSD and two-way ANOVA of the
-    track's statistics measure. A question a run has no score for counts 0.
+    each interval measure, the two-way ANOVA of the track's statistics measure, and a
+    randomised Tukey HSD of each `tested` measure (the ranking measure first, by default
+    alone). A question a run has no score for counts 0.
 
-    `n_permutations` (B) and `seed` are the catalogue's; a replay passes the ones its
-    archive recorded, so the randomised p-values and the bootstrap come out the same."""
+    `n_permutations` (B), `seed` and `tested` are the catalogue's and the track's; a
+    replay passes the ones its archive recorded, so the p-values come out the same."""
     main = STATISTICS_ON[kind]
+    tested = list(tested) if tested is not None else [RANKS_BY[kind]]
     statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
     if not run_names or not qids:
         return statistics
-    keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
+    measures = [measure_named(key, kind) for key in tested]
+    interval_keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
+    read = [*interval_keys, *(m.key for m in measures if m.from_parts is None),
+            *(key for m in measures if m.from_parts for key in m.from_parts.inputs)]
     matrices = {key: question_matrix([scores.get(key, {}) for scores in per_question], qids)
-                for key in keys}
-    computed = track_statistics(matrices, main=main, run_names=run_names,
-                                n_permutations=n_permutations, seed=seed)
+                for key in dict.fromkeys(read)}
+    tests = {m.key: HsdInput(matrices[m.key]) if m.from_parts is None else
+             HsdInput(m.from_parts.matrices(matrices), m.from_parts.statistic(len(qids)))
+             for m in measures}
+    computed = track_statistics({key: matrices[key] for key in interval_keys},
+                                main=main, run_names=run_names,
+                                n_permutations=n_permutations, seed=seed, tests=tests)
     for key, cis in computed.intervals.items():
         statistics.intervals[key] = {name: Interval(ci.mean, ci.lower, ci.upper)
                                      for name, ci in zip(run_names, cis, strict=True)}
     if computed.intervals:
         statistics.ci.update(statistics.intervals[main])
-    hsd = [HsdPair(p.run_a, p.run_b, p.difference, p.p_value)
-           for p in computed.hsd.pairs()] if computed.hsd else []
+    pairs = {key: [HsdPair(p.run_a, p.run_b, p.difference, p.p_value) for p in result.pairs()]
+             for key, result in computed.hsd.items()}
     anova = None
     if computed.anova is not None:
         f_system: float | None = computed.anova.f_system
@@ -59,8 +75,10 @@ def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
             # no F test to report.
             f_system = p_system = None
         anova = Anova(computed.anova.residual_variance, f_system, p_system)
-    return replace(statistics, hsd=hsd, anova=anova,
-                   hsd_permutations=n_permutations if computed.hsd else None)
+    return replace(statistics, hsd=pairs.get(tested[0], []), anova=anova,
+                   hsd_permutations=n_permutations if pairs else None,
+                   hsd_measure=tested[0] if pairs else "",
+                   hsd_more={key: pairs[key] for key in tested[1:] if key in pairs})
 
 
 def add_extra_measures(kind: str, aggregates: dict[str, float],

@@ -46,7 +46,7 @@ from typing import IO, Any
 from grading.llm.rubric import UNPARSED_GRADE
 from scoring import archive_format as fmt
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
-from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED
+from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, RANKS_BY
 from scoring.measures.qrels import derive_pr_qrels
 from scoring.measures.rubric import pooled_cover, rubric_qrels, score_rubric_run
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
@@ -272,9 +272,16 @@ class Replay:
     def compare_statistics(self, board: dict[str, Any], kind: str, names: list[str],
                            qids: list[str]) -> None:
         rows = self.recomputed[board["track"]]
+        stored = board.get("statistics", {})
+        # The measures the archived tests were on (older archives: `measure` alone).
+        tested = [stored.get("hsd_measure") or stored.get("measure") or RANKS_BY[kind],
+                  *stored.get("hsd_more", {})]
         statistics = snapshot_statistics(
             kind, names, qids, [rows[name]["per_question"] for name in names],
-            n_permutations=self.archive.permutations, seed=self.archive.seed).as_json()
+            n_permutations=self.archive.permutations, seed=self.archive.seed,
+            tested=tested).as_json()
+        if "hsd_measure" not in stored:
+            statistics.pop("hsd_measure", None)
         same_bootstrap = self.archive.resamples == BOOTSTRAP_RESAMPLES
         if not same_bootstrap:
             self.report.notes.append(STATISTICS_DIFFER.format(

@@ -82,7 +82,9 @@ class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
                   "incomplete_questions")
     statistics = serializers.DictField(help_text=(
         "measure, ci (of that measure), intervals (per interval measure), interval_method, "
-        "hsd, hsd_permutations, anova"))
+        "anova (of measure), hsd (randomised Tukey HSD pairs on hsd_measure, the ranking "
+        "measure), hsd_measure, hsd_more (measure -> pairs, for the organisers' picks), "
+        "hsd_permutations"))
     labels = serializers.DictField(help_text=(
         "per kind of judgment, how its labels were decided when published: judgments, "
         "accepted (under the agreement guarantee), by_judge, by_people, guarantee (target, "

@@ -18,6 +18,7 @@ from grading.agreement.report import label_provenance
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
+from scoring.measures.catalogue import RANKS_BY
 from scoring.measures.rubric import pooled_cover, score_rubric_run
 from scoring.models import Evaluation, PublishOverride, RunScore
 from scoring.recompute import add_extra_measures, snapshot_statistics
@@ -66,6 +67,13 @@ def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer
     return answers, incomplete
 
 
+def tested_measures(track: Track) -> list[str]:
+    """The measures a track's randomised Tukey HSD tests: its ranking measure, then the
+    organisers' picks."""
+    ranking = RANKS_BY[track.kind]
+    return [ranking, *(key for key in track.significance_tests if key != ranking)]
+
+
 @transaction.atomic
 def track_score_ac(*, track: Track, qids: list[str],
                    blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run],
@@ -94,8 +102,8 @@ def track_score_ac(*, track: Track, qids: list[str],
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     names = [run.name for run in runs]
-    evaluation.statistics = snapshot_statistics(TrackKind.AC, names, qids,
-                                                per_question_of).as_json()
+    evaluation.statistics = snapshot_statistics(TrackKind.AC, names, qids, per_question_of,
+                                                tested=tested_measures(track)).as_json()
     evaluation.needs_review = sum(incomplete_of.values())
     evaluation.fingerprint = _fingerprint({
         run.name: {qid: [a.correct, a.confidence, list(a.marks)]
@@ -145,7 +153,8 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     names = [run.name for run in runs]
     evaluation.statistics = snapshot_statistics(TrackKind.PR, names, sorted(qrels),
-                                                per_question_of).as_json()
+                                                per_question_of,
+                                                tested=tested_measures(track)).as_json()
     evaluation.fingerprint = _fingerprint({"qrels": qrels, "runs": names})
     evaluation.save()
     return evaluation
@@ -188,7 +197,8 @@ def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     evaluation.statistics = snapshot_statistics(track.kind, names, data.qids,
-                                                per_question_of).as_json()
+                                                per_question_of,
+                                                tested=tested_measures(track)).as_json()
     evaluation.fingerprint = _fingerprint({"grades": data.grades, "items": data.items,
                                            "params": data.params(), "runs": names})
     evaluation.save()

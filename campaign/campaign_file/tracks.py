@@ -6,7 +6,8 @@ read: `depth` (passages graded per query), `min_grade` (the grade an item must r
 count), `label` (how Rubric-Qrels turn grades into a passage label), `cover_k` (the k of
 Rubric-Cover@k) and `answer_check` (none|key|llm). None of these applies to a pr/ac
 track, whose deadlines are the campaign's pr_due/ac_due; naming one there is a problem
-rather than a silently ignored key.
+rather than a silently ignored key. Every kind may list `significance_tests`: the
+measures a randomised Tukey HSD tests besides the ranking measure, which it always does.
 
 Pure: no Django imports.
 """
@@ -30,6 +31,7 @@ from campaign.campaign_file.common import (
     _type_name,
 )
 from grading.llm.prompts import ANSWER_CHECKS, RubricAnswerCheck
+from scoring.measures.catalogue import RANKS_BY, significance_candidates
 
 ANSWER_CHECK_ON_PR = "{file}: {key}: answer_check applies to AC, ranking and response tracks only"
 RUBRIC_KEY_ON_R2C2 = (
@@ -37,13 +39,15 @@ RUBRIC_KEY_ON_R2C2 = (
     "(a {kind} track is due by phases.{kind}_due)"
 )
 BAD_RANGE = "{file}: {key}: expected a whole number from {low} to {high}, found {value!r}"
+BAD_TESTED = ("{file}: {key}: '{value}' cannot be tested on {kind} track (expected one of: "
+              "{expected}; {ranking}, the ranking measure, always is)")
 
 R2C2_KINDS = ("pr", "ac")
 RUBRIC_KINDS = ("ranking", "response")
 TRACK_KINDS = (*R2C2_KINDS, *RUBRIC_KINDS)
 R2C2_TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
 RUBRIC_TRACK_KEYS = ("due", "depth", "min_grade", "label", "cover_k")
-TRACK_KEYS = (*R2C2_TRACK_KEYS, *RUBRIC_TRACK_KEYS)
+TRACK_KEYS = (*R2C2_TRACK_KEYS, *RUBRIC_TRACK_KEYS, "significance_tests")
 SECOND_JUDGE_KEYS = ("base_url", "model")
 RUBRIC_ANSWER_CHECKS = tuple(str(check) for check in RubricAnswerCheck)
 #: label: max = the highest grade over the query's items; count = how many items reach
@@ -75,6 +79,7 @@ class TrackSpec:
     min_grade: int = DEFAULT_MIN_GRADE
     label: str = "max"
     cover_k: int = DEFAULT_COVER_K
+    significance_tests: tuple[str, ...] = ()
 
 
 def default_answer_check(kind: str) -> str:
@@ -111,6 +116,8 @@ def read_tracks(reader: _Reader, value: Any) -> tuple[TrackSpec, ...]:
         answer_check = _read_answer_check(reader, item, kind, where)
         second = _read_second_judge(reader, item.get("second_judge"), f"{where}second_judge")
         rubric = _read_rubric_settings(reader, item, kind, where)
+        tested = _read_significance_tests(reader, item.get("significance_tests"), kind,
+                                          f"{where}significance_tests")
         if slug and kind in TRACK_KINDS and isinstance(max_runs, int):
             if any(track.slug == slug for track in tracks):
                 reader.add(DUPLICATE_TRACK, slug=slug)
@@ -118,7 +125,8 @@ def read_tracks(reader: _Reader, value: Any) -> tuple[TrackSpec, ...]:
             tracks.append(TrackSpec(slug=slug, kind=kind, max_runs_per_team=max_runs,
                                     answer_check=answer_check,
                                     second_judge_base_url=second[0],
-                                    second_judge_model=second[1], **rubric))
+                                    second_judge_model=second[1],
+                                    significance_tests=tested, **rubric))
     return tuple(tracks)
 
 
@@ -171,6 +179,25 @@ def _read_rubric_settings(reader: _Reader, item: dict[str, Any], kind: str | Non
     else:
         settings["label"] = label
     return settings
+
+
+def _read_significance_tests(reader: _Reader, value: Any, kind: str | None,
+                             key: str) -> tuple[str, ...]:
+    """The measures tested besides the ranking measure: a list of the kind's keys."""
+    if value is None or kind not in TRACK_KINDS:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        reader.add(WRONG_TYPE, key=key, expected="a list of measure names",
+                   found=_type_name(value))
+        return ()
+    ranking = RANKS_BY[kind]
+    allowed = [m for m in significance_candidates(kind) if m != ranking]
+    for name in value:
+        if name not in allowed:
+            article = "an" if kind[0] in "aeiou" else "a"
+            reader.add(BAD_TESTED, key=key, value=name, kind=f"{article} {kind}",
+                       expected=", ".join(allowed), ranking=ranking)
+    return tuple(dict.fromkeys(v for v in value if v in allowed))
 
 
 def _read_second_judge(reader: _Reader, value: Any, key: str) -> tuple[str, str]:

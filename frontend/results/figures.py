@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.core.cache import cache
 
@@ -21,7 +22,7 @@ from config.throttles import CACHE_ERRORS
 from frontend import plots
 from frontend.results.tables import Table, data_table
 from scoring.leaderboard import Leaderboard
-from scoring.measures.catalogue import MEAN_OVER, Measure, label_of, measures_of
+from scoring.measures.catalogue import MEAN_OVER, Measure, label_of, measure_named, measures_of
 from scoring.measures.rubric import leaderboard_agreement
 from scoring.models import Evaluation, ManualReference, RunScore
 
@@ -152,13 +153,13 @@ def _interval_figure(board: Leaderboard, measures: list[Measure], ident: str) ->
     )
 
 
-def _hsd_figure(board: Leaderboard, ident: str) -> FigureView:
-    measure = label_of(board.statistics.measure)
+def _hsd_figure(board: Leaderboard, key: str, ident: str) -> FigureView:
+    measure = label_of(key)
     permutations = board.statistics.hsd_permutations
-    pairs = board.statistics.hsd
+    pairs = board.statistics.tests()[key]
     return FigureView(
         ident=ident,
-        svg=plots.render(plots.hsd_matrix_plot, board.runs_by_statistics_measure(), pairs,
+        svg=plots.render(plots.hsd_matrix_plot, board.runs_by(key), pairs,
                          measure_label=measure, permutations=permutations, ident=ident),
         caption=(f"Randomised Tukey HSD on {measure} (B = {permutations} permutations): "
                  "cross-hatched cells marked 'differ' are pairs that differ at p < 0.05."),
@@ -169,6 +170,34 @@ def _hsd_figure(board: Leaderboard, ident: str) -> FigureView:
                           "differ" if p.significant else "no significant difference"]
                          for p in pairs]),
     )
+
+
+def _hsd_sections(board: Leaderboard, ident: str, section: str) -> list[PlotSection]:
+    """One section per measure tested: the ranking measure's first, then the picks."""
+    sections = []
+    ranking = board.statistics.tested
+    for key, pairs in board.statistics.tests().items():
+        measure = measure_named(key, board.kind)
+        suffix = "" if key == ranking else "-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
+        how = ("each question's answer (correctness and confidence) permuted across the "
+               f"runs and every run's {measure.label} recomputed" if measure.from_parts
+               else "over the question-by-run matrix")
+        intro = (f"Which runs differ on {measure.label}"
+                 f"{', the ranking measure' if key == ranking else ''}, per randomised "
+                 f"Tukey HSD ({how}), at p < 0.05.")
+        anova = board.statistics.anova
+        if key == ranking and anova is not None and anova.p_system is not None:
+            intro += (f" Two-way ANOVA on {label_of(board.statistics.measure)}: "
+                      f"F = {anova.f_system:.3f}, p = {anova.p_system:.4f} for the system "
+                      "effect.")
+        sections.append(PlotSection(
+            ident=f"{section}-hsd{suffix}", heading=f"Tukey HSD on {measure.label}: "
+                                                   "which runs differ",
+            intro=intro, groups=list(plots.hsd_groups(board.runs_by(key), pairs).items()),
+            figures=[cached_figure(board, f"hsd:{key}", partial(
+                _hsd_figure, board, key, f"{ident}-hsd{suffix}"))],
+        ))
+    return sections
 
 
 @dataclass(frozen=True)
@@ -339,20 +368,7 @@ def plot_sections(board: Leaderboard, reference: ManualReference | None = None, 
             figures=[cached_figure(board, "intervals", lambda: _interval_figure(
                 board, measures, f"{ident}-intervals"))],
         ))
-    if board.statistics.hsd:
-        measure = label_of(board.statistics.measure)
-        letters = plots.hsd_groups(board.runs_by_statistics_measure(), board.statistics.hsd)
-        anova = board.statistics.anova
-        intro = (f"Which runs differ on {measure}, per randomised Tukey HSD over the "
-                 "question-by-run matrix, at p < 0.05.")
-        if anova is not None and anova.p_system is not None:
-            intro += (f" Two-way ANOVA: F = {anova.f_system:.3f}, "
-                      f"p = {anova.p_system:.4f} for the system effect.")
-        sections.append(PlotSection(
-            ident=f"{section}-hsd", heading="Tukey HSD: which runs differ",
-            intro=intro, groups=list(letters.items()),
-            figures=[cached_figure(board, "hsd", lambda: _hsd_figure(board, f"{ident}-hsd"))],
-        ))
+    sections.extend(_hsd_sections(board, ident, section))
     if reference is not None and reference.leaderboard is not None and board.rows:
         sections.append(_agreement_section(board, reference, reference.leaderboard, ident,
                                            f"{section}-agreement"))

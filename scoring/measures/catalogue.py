@@ -25,6 +25,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from . import ac_parts
+from .ac_parts import FromParts
 from .common import QuestionScores
 
 Kind = Literal["ac", "pr", "ranking", "response"]
@@ -48,6 +50,14 @@ class Measure:
     interval: bool = False  # shown as a mean with its 95% interval on the results page
     format: Format = "number"
     compute: Callable[..., QuestionScores] | None = None
+    # A measure that is no mean over questions: how its randomised test recomputes it.
+    from_parts: FromParts | None = None
+
+    @property
+    def testable(self) -> bool:
+        """Whether a randomised Tukey HSD can test it: a mean of per-question values, or
+        a measure recomputed from per-question parts."""
+        return self.leaderboard and (self.per_question or self.from_parts is not None)
 
     @property
     def html(self) -> str:
@@ -83,16 +93,17 @@ def _rubric(kind: Kind) -> list[Measure]:
 
 CATALOGUE: list[Measure] = [
     Measure("accuracy", "ac", "Accuracy",
-            "share of the campaign's questions answered correctly"),
+            "share of the campaign's questions answered correctly", from_parts=ac_parts.ACCURACY),
     Measure("nugget_precision", "ac", "Nugget precision",
             "mean over questions of relevant nuggets / returned nuggets",
             per_question=True, interval=True),
     Measure("r_o", "ac", "R_O", "1 - mean confidence on the incorrect answers (1 if none)",
-            label_html="R<sub>O</sub>"),
+            label_html="R<sub>O</sub>", from_parts=ac_parts.R_O),
     Measure("r_u", "ac", "R_U",
             "1 - mean (1 - confidence) on the correct answers (1 if none)",
-            label_html="R<sub>U</sub>"),
-    Measure("hmr", "ac", "HMR", "harmonic mean of R_O and R_U: the ranking measure"),
+            label_html="R<sub>U</sub>", from_parts=ac_parts.R_U),
+    Measure("hmr", "ac", "HMR", "harmonic mean of R_O and R_U: the ranking measure",
+            from_parts=ac_parts.HMR),
     Measure("ece", "ac", "ECE",
             "expected calibration error over 10 equal-width bins (lower is better)",
             higher_is_better=False),
@@ -117,10 +128,13 @@ CATALOGUE: list[Measure] = [
 #: A RUBRIC track by Rubric-Cover, its leaderboard's first column (DESIGN.md section 10).
 RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10", "ranking": "rubric_cover@10",
                             "response": "rubric_cover@10"}
-#: The measure of the topic-by-run matrix that CIs, Tukey HSD and ANOVA are computed on.
+#: The measure of the topic-by-run matrix that the CIs and the ANOVA are computed on: a
+#: mean over questions (HMR, which ranks AC runs, is not one).
 STATISTICS_ON: dict[str, str] = {"ac": "nugget_precision", "pr": "ndcg@10",
                                   "ranking": "rubric_cover@10",
                                   "response": "rubric_cover@10"}
+#: The randomised Tukey HSD is always run on the ranking measure (RANKS_BY), and on the
+#: other testable measures a track's organisers pick.
 HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
 HSD_SEED = 20260401  # fixed: re-scoring the same judgments gives the same p-values
 #: The questions a track's means are taken over (said on the pages).
@@ -134,6 +148,19 @@ def measures_of(kind: str, *, leaderboard: bool = True) -> list[Measure]:
     """The measures of a track kind in their order: the leaderboard's columns, or (with
     `leaderboard=False`) every measure, per-question-only ones included."""
     return [m for m in CATALOGUE if m.kind == kind and (m.leaderboard or not leaderboard)]
+
+
+def significance_candidates(kind: str) -> list[str]:
+    """The keys of the leaderboard measures of `kind` a randomised Tukey HSD can test."""
+    return [m.key for m in measures_of(kind) if m.testable]
+
+
+def measure_named(key: str, kind: str) -> Measure:
+    """The measure of `kind` called `key` (KeyError if there is none)."""
+    for measure in measures_of(kind, leaderboard=False):
+        if measure.key == key:
+            return measure
+    raise KeyError(key)
 
 
 def measures_of_kinds(kinds: Collection[str] | None = None) -> list[Measure]:

@@ -7,7 +7,10 @@ chapter 4 (multiple comparison procedures; the randomised Tukey HSD with B = 500
 used at NTCIR).
 
 For each of B trials, every topic's row of scores is permuted across the runs
-independently, and the range (max - min) of the run means is recorded. The p-value of
+independently, and the range (max - min) of the run means is recorded. A measure that is
+no mean over topics (HMR, say) is tested the same way on the per-topic parts it is
+computed from: a topic's parts move together, and each run's measure is recomputed from
+its parts' sums (`statistic`). The p-value of
 a pair of runs is the fraction of trials whose range reaches the pair's observed
 absolute difference in means; comparing with the maximum over all runs is what controls
 the familywise error rate.
@@ -31,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +67,9 @@ BAD_NAMES = "expected {expected} run names, got {got}"
 UNKNOWN_RUN = "no run named {name!r}"
 
 FloatArray = npt.NDArray[np.float64]
+#: A run-level measure from its parts' sums over the topics: parts x ... x runs sums in,
+#: ... x runs values out.
+SumStatistic = Callable[[FloatArray], FloatArray]
 
 
 @dataclass(frozen=True)
@@ -116,21 +122,26 @@ def randomised_tukey_hsd(
     n_permutations: int = DEFAULT_PERMUTATIONS,
     seed: int | np.random.Generator = DEFAULT_SEED,
     workers: int | None = None,
+    statistic: SumStatistic | None = None,
 ) -> TukeyHsdResult:
     """Randomised Tukey HSD p-values for every pair of runs (columns of `scores`).
 
-    `scores` is topics x runs. With an int seed the result is repeatable bit for bit;
-    with a Generator, the trials draw from generators it spawns. `workers` threads
-    (default: up to 4, no more than the CPUs available) share the streams of trials.
+    `scores` is topics x runs, or with `statistic` parts x topics x runs, each run's
+    value then being `statistic` of its parts' sums over the topics. With an int seed the
+    result is repeatable bit for bit; with a Generator, the trials draw from generators
+    it spawns. `workers` threads (default: up to 4, no more than the CPUs available)
+    share the streams of trials.
     p = (number of trials with range >= |observed difference|) / B, as in Sakai's
     implementation (no +1 correction).
     """
     x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 2:
+    parts = x if statistic is not None and x.ndim == 3 else x[None]
+    if parts.ndim != 3 or x.ndim != (2 if statistic is None else 3) or (
+            parts.shape[1] < 1 or parts.shape[2] < 2):
         raise ValueError(BAD_MATRIX.format(shape=x.shape))
     if not np.all(np.isfinite(x)):
         raise ValueError(NOT_FINITE)
-    n_topics, n_runs = x.shape
+    _, n_topics, n_runs = parts.shape
     names = tuple(run_names) if run_names is not None else tuple(str(j) for j in range(n_runs))
     if len(names) != n_runs:
         raise ValueError(BAD_NAMES.format(expected=n_runs, got=len(names)))
@@ -141,25 +152,31 @@ def randomised_tukey_hsd(
     ):
         raise ValueError(BAD_PERMUTATIONS.format(value=n_permutations))
 
-    ranges = _permutation_ranges(x, n_permutations, seed, workers)
-    # Compare in "sum over topics" units, the units the trials were computed in.
-    sums = x.sum(axis=0)
-    tolerance = RELATIVE_TOLERANCE * n_topics * max(1.0, float(np.abs(x).max()))
-    observed = np.abs(sums[:, None] - sums[None, :])
+    ranges = _permutation_ranges(parts, n_permutations, seed, workers, statistic)
+    if statistic is None:
+        # Compare in "sum over topics" units, the units the trials were computed in.
+        values = x.sum(axis=0)
+        tolerance = RELATIVE_TOLERANCE * n_topics * max(1.0, float(np.abs(x).max()))
+        means = values / n_topics
+    else:
+        values = means = np.asarray(statistic(parts.sum(axis=1)), dtype=np.float64)
+        tolerance = RELATIVE_TOLERANCE * max(1.0, float(np.abs(values).max()))
+    observed = np.abs(values[:, None] - values[None, :])
     ranges.sort()
     reached = n_permutations - np.searchsorted(ranges, observed - tolerance, side="left")
     p_values = reached / n_permutations
     np.fill_diagonal(p_values, 1.0)
-    means = sums / n_topics
     means.setflags(write=False)
     p_values.setflags(write=False)
     return TukeyHsdResult(names, means, p_values, n_permutations)
 
 
 def _permutation_ranges(
-    x: FloatArray, n_permutations: int, seed: int | np.random.Generator, workers: int | None
+    x: FloatArray, n_permutations: int, seed: int | np.random.Generator, workers: int | None,
+    statistic: SumStatistic | None,
 ) -> FloatArray:
-    """max - min of the run sums (not means) for each of `n_permutations` trials."""
+    """max - min over the runs for each of `n_permutations` trials: of the run sums (not
+    means) of the one part, or of `statistic` of the parts' sums."""
     trials = _Trials.of(x, n_permutations)
     if isinstance(seed, np.random.Generator):
         streams = [g.bit_generator for g in seed.spawn(trials.n_streams)]
@@ -173,7 +190,7 @@ def _permutation_ranges(
 
     def run_stream(stream: int) -> None:
         if not hasattr(workspaces, "scores"):
-            workspaces.scores = np.empty((trials.rows_per_step, trials.n_runs))
+            workspaces.scores = np.empty((trials.n_parts, trials.rows_per_step, trials.n_runs))
             workspaces.neighbours = np.empty((trials.rows_per_step, max(1, trials.n_runs - 1)),
                                              dtype=trials.key_type)
         first = stream * TRIALS_PER_STREAM
@@ -181,7 +198,8 @@ def _permutation_ranges(
         for start in range(first, last, trials.per_step):
             size = min(trials.per_step, last - start)
             run_sums = trials.run_sums(streams[stream], size, workspaces)
-            ranges[start : start + size] = run_sums.max(axis=1) - run_sums.min(axis=1)
+            values = run_sums[0] if statistic is None else statistic(run_sums)
+            ranges[start : start + size] = values.max(axis=1) - values.min(axis=1)
 
     n_workers = min(trials.n_streams, workers if workers is not None else _default_workers())
     if n_workers <= 1:
@@ -204,7 +222,8 @@ class _Trials:
     word and sorted twice as fast as 64-bit ones.
     """
 
-    x: FloatArray
+    x: FloatArray  # parts x topics x runs
+    n_parts: int
     n_topics: int
     n_runs: int
     key_type: type[np.unsignedinteger[Any]]
@@ -216,7 +235,7 @@ class _Trials:
 
     @classmethod
     def of(cls, x: FloatArray, n_permutations: int) -> _Trials:
-        n_topics, n_runs = x.shape
+        n_parts, n_topics, n_runs = x.shape
         index_bits = max(1, (n_runs - 1).bit_length())
         if index_bits > MAX_INDEX_BITS:
             raise ValueError(TOO_LARGE.format(runs=n_runs))
@@ -227,6 +246,7 @@ class _Trials:
         topics = np.arange(per_step * n_topics) % n_topics
         return cls(
             x=np.ascontiguousarray(x),
+            n_parts=n_parts,
             n_topics=n_topics,
             n_runs=n_runs,
             key_type=key_type,
@@ -242,7 +262,8 @@ class _Trials:
 
     def run_sums(self, stream: np.random.BitGenerator, size: int,
                  workspace: threading.local) -> FloatArray:
-        """trial x run: the run sums of `size` trials, every row permuted at random."""
+        """part x trial x run: the run sums of `size` trials, every row permuted at random
+        (a row's parts alike)."""
         rows = size * self.n_topics
         keys = self._random_keys(stream, rows)
         keys.sort(axis=1)
@@ -252,11 +273,13 @@ class _Trials:
         # the flat cell is that column plus the row's offset.
         np.bitwise_and(keys, self._low_bits, out=keys)
         np.add(keys, self.row_offsets[:rows], out=keys)
-        scores = workspace.scores[:rows]
-        # mode="clip": the cells are in range by construction, and numpy's default
-        # bounds check costs more than the gather itself
-        np.take(self.x.ravel(), keys, out=scores, mode="clip")
-        result: FloatArray = scores.reshape(size, self.n_topics, self.n_runs).sum(axis=1)
+        result = np.empty((self.n_parts, size, self.n_runs))
+        for part in range(self.n_parts):
+            scores = workspace.scores[part, :rows]
+            # mode="clip": the cells are in range by construction, and numpy's default
+            # bounds check costs more than the gather itself
+            np.take(self.x[part].ravel(), keys, out=scores, mode="clip")
+            result[part] = scores.reshape(size, self.n_topics, self.n_runs).sum(axis=1)
         return result
 
     @property

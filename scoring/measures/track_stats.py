@@ -1,10 +1,10 @@
 """The statistics of a track's snapshot, on its question x run score matrices.
 
-What a leaderboard shows beside its means (DESIGN.md section 9): a bootstrap interval
-per run for each interval measure, and the randomised Tukey HSD and two-way ANOVA of the
-track's statistics measure. Every one of them is computed on whole matrices (`stats`,
-`hsd`), never run by run or question by question; the scoring services and
-bench/bench_scoring.py both call `track_statistics`.
+What a leaderboard shows beside its means: a bootstrap interval per run for each interval
+measure, the two-way ANOVA of the track's statistics measure, and a randomised Tukey HSD
+of each measure tested (the ranking measure, and those the organisers pick). Every one
+of them is computed on whole matrices (`stats`, `hsd`), never run by run or question by
+question; the scoring services and bench/bench_scoring.py both call `track_statistics`.
 """
 
 from __future__ import annotations
@@ -15,17 +15,27 @@ from itertools import repeat
 
 import numpy as np
 
-from .hsd import TukeyHsdResult, randomised_tukey_hsd
+from .hsd import SumStatistic, TukeyHsdResult, randomised_tukey_hsd
 from .stats import FloatArray, MeanCI, TwoWayAnova, bootstrap_cis, two_way_anova
+
+
+@dataclass(frozen=True)
+class HsdInput:
+    """What one randomised Tukey HSD runs on: a question x run matrix of a mean measure,
+    or parts x question x run and the measure from the parts' sums."""
+
+    scores: FloatArray
+    statistic: SumStatistic | None = None
 
 
 @dataclass(frozen=True)
 class TrackStatistics:
     """`intervals`: measure -> one interval per run (in run order), when there are at
-    least two questions; `hsd` when there are two runs; `anova` when both."""
+    least two questions; `hsd` (measure -> result) when there are two runs; `anova`
+    when both."""
 
     intervals: dict[str, list[MeanCI]]
-    hsd: TukeyHsdResult | None
+    hsd: dict[str, TukeyHsdResult]
     anova: TwoWayAnova | None
 
 
@@ -47,14 +57,16 @@ def track_statistics(
     run_names: Sequence[str],
     n_permutations: int,
     seed: int,
+    tests: Mapping[str, HsdInput] | None = None,
 ) -> TrackStatistics:
     """Intervals for every measure in `matrices` (question x run, columns in
-    `run_names` order), and the HSD and ANOVA of `main`, one of them.
+    `run_names` order), the ANOVA of `main`, one of them, and an HSD of each of `tests`
+    (of `main` when not given).
 
     The intervals of all measures come from one bootstrap over the side-by-side
     matrices: the same resamples of the questions (one seed) for every measure, as
     separate calls with that seed would draw, and the draws and matrix products made
-    once. The HSD is seeded with `seed` too.
+    once. Every HSD is seeded with `seed` too: the same trials for each measure.
     """
     n_questions, n_runs = matrices[main].shape
     intervals: dict[str, list[MeanCI]] = {}
@@ -62,9 +74,11 @@ def track_statistics(
         keys = list(matrices)
         cis = bootstrap_cis(np.hstack([matrices[key] for key in keys]), seed=seed)
         intervals = {key: cis[i * n_runs : (i + 1) * n_runs] for i, key in enumerate(keys)}
-    hsd = None
+    hsd: dict[str, TukeyHsdResult] = {}
     if n_runs >= 2:
-        hsd = randomised_tukey_hsd(matrices[main], run_names=run_names,
-                                   n_permutations=n_permutations, seed=seed)
+        for key, test in (tests if tests is not None else {main: HsdInput(matrices[main])}).items():
+            hsd[key] = randomised_tukey_hsd(test.scores, run_names=run_names,
+                                            n_permutations=n_permutations, seed=seed,
+                                            statistic=test.statistic)
     anova = two_way_anova(matrices[main]) if n_runs >= 2 and n_questions >= 2 else None
     return TrackStatistics(intervals=intervals, hsd=hsd, anova=anova)

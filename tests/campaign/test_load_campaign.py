@@ -105,6 +105,16 @@ class TestLoadingAGoodFile:
         assert (track.second_judge_base_url, track.second_judge_model) == (
             "http://vllm-b:8000/v1", "Qwen/Qwen2.5-7B-Instruct")
 
+    def test_a_track_may_pick_measures_to_test_besides_its_ranking_measure(
+        self, tmp_path: Path
+    ) -> None:
+        doc = campaign_doc()
+        doc["tracks"][1]["significance_tests"] = ["nugget_precision", "accuracy"]
+        load(write_campaign(tmp_path, doc))
+        assert Track.objects.get(slug="ac").significance_tests == ["nugget_precision",
+                                                                   "accuracy"]
+        assert Track.objects.get(slug="pr").significance_tests == []
+
     def test_new_users_cannot_sign_in_until_given_a_password(self, tmp_path: Path) -> None:
         load(write_campaign(tmp_path))
         alice = Membership.objects.get(user__username="alice").user
@@ -294,6 +304,21 @@ PHASES = campaign_doc()["phases"]
             "{yaml}: tracks[0].second_judge.base_url: 'vllm:8000' is not an http(s) URL "
             "(expected e.g. http://vllm:8000/v1)",
             id="second judge without a URL scheme",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(tracks=[{"slug": "ac", "kind": "ac",
+                                          "significance_tests": ["ece"]}])},
+            "{yaml}: tracks[0].significance_tests: 'ece' cannot be tested on an ac track "
+            "(expected one of: accuracy, nugget_precision, r_o, r_u; hmr, the ranking "
+            "measure, always is)",
+            id="a measure no randomised test can take",
+        ),
+        pytest.param(
+            {"doc": campaign_doc(tracks=[{"slug": "pr", "kind": "pr",
+                                          "significance_tests": "ndcg@20"}])},
+            "{yaml}: tracks[0].significance_tests: expected a list of measure names, found "
+            "text",
+            id="significance tests not a list",
         ),
         pytest.param(
             {"doc": {k: v for k, v in campaign_doc().items() if k != "title"}},

@@ -179,7 +179,7 @@ def test_an_r2c2_campaign_with_a_ranking_track_still_needs_pr_and_ac_deadlines(
             {"tracks": tracks(dpeth=20)}, {},
             "{yaml}: unknown key 'tracks[0].dpeth' (expected one of: slug, kind, "
             "max_runs_per_team, answer_check, second_judge, due, depth, min_grade, label, "
-            "cover_k)",
+            "cover_k, significance_tests)",
             id="unknown track key",
         ),
         pytest.param(

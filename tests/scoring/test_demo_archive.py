@@ -81,8 +81,7 @@ def make_demo(server: ScriptedServer) -> None:
         # Every escalated judgment settled: published without --force, as the Makefile does.
         call_command("publish_leaderboards", "demo-movies", "--as", "olga", **quiet)
         call_command("load_campaign", str(DEMO / "rubric" / "campaign.yaml"), **quiet)
-        call_command("testbank_generate", "demo-rubric", "--target", "nuggets", "--n", "2",
-                     **quiet)
+        call_command("testbank_generate", "demo-rubric", "--n", "2", **quiet)
         call_command("submit_runs", "demo-rubric", "--as", "olga",
                      *sorted(str(p) for p in (DEMO / "rubric" / "runs").iterdir()), **quiet)
         call_command("grade", "demo-rubric", **quiet)
@@ -108,6 +107,21 @@ def test_the_demo_archives_replay_to_every_published_number(
     assert "DIFFERS" not in replayed.stdout
     if slug == "demo-movies":
         assert_labels_say_how_they_were_decided(archive)
+        assert_the_ac_hsd_is_on_hmr(archive)
+
+
+def assert_the_ac_hsd_is_on_hmr(archive: Path) -> None:
+    """The AC leaderboard is ranked by HMR, and its Tukey HSD tests HMR: each pair's
+    difference is the difference of the two runs' HMR."""
+    with zipfile.ZipFile(archive) as members:
+        name = next(n for n in members.namelist() if n.endswith("leaderboards/ac.json"))
+        board = json.loads(members.read(name))
+    hmr = {row["run"]: row["hmr"] for row in board["rows"]}
+    statistics = board["statistics"]
+    assert (statistics["hsd_measure"], statistics["measure"]) == ("hmr", "nugget_precision")
+    assert len(statistics["hsd"]) == 3
+    for pair in statistics["hsd"]:
+        assert pair["difference"] == pytest.approx(hmr[pair["a"]] - hmr[pair["b"]], abs=1e-12)
 
 
 def assert_labels_say_how_they_were_decided(archive: Path) -> None:

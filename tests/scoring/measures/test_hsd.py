@@ -105,7 +105,7 @@ def test_every_permutation_keeps_each_topics_scores():
     # A score taken from another row, or counted twice, gives any other number.
     x = np.array([[0.0, 1.0], [0.0, 10.0], [0.0, 100.0]])
 
-    ranges = hsd._permutation_ranges(x, 400, 0, 1)
+    ranges = hsd._permutation_ranges(x[None], 400, 0, 1, None)
 
     # All four show up: missing one in 400 trials has chance 4 * (3/4)^400 < 1e-49.
     assert set(ranges.tolist()) == {89.0, 91.0, 109.0, 111.0}
@@ -121,7 +121,7 @@ def test_every_permutation_is_one_of_the_possible_reorderings():
         for rows in itertools.product(*[list(itertools.permutations(row)) for row in x])
     }
 
-    ranges = hsd._permutation_ranges(x, 2000, 0, 1)
+    ranges = hsd._permutation_ranges(x[None], 2000, 0, 1, None)
 
     assert set(ranges.tolist()) <= possible
     assert np.all(ranges <= (x.max(axis=1) - x.min(axis=1)).sum())
@@ -167,11 +167,11 @@ class FirstDrawTies:
 
 def arrangements(x: np.ndarray, streams) -> list[tuple[float, ...]]:
     """One trial per stream on a one-topic matrix: its run sums are the permuted row."""
-    trials = hsd._Trials.of(x, 1)
+    trials = hsd._Trials.of(x[None], 1)
     workspace = threading.local()
-    workspace.scores = np.empty((trials.rows_per_step, x.shape[1]))
+    workspace.scores = np.empty((1, trials.rows_per_step, x.shape[1]))
     workspace.neighbours = np.empty((trials.rows_per_step, x.shape[1] - 1), trials.key_type)
-    return [tuple(trials.run_sums(stream, 1, workspace)[0]) for stream in streams]
+    return [tuple(trials.run_sums(stream, 1, workspace)[0, 0]) for stream in streams]
 
 
 @pytest.mark.parametrize("make_stream", [np.random.SFC64, FirstDrawTies],
@@ -198,9 +198,9 @@ def test_more_runs_than_32_bit_keys_hold_are_permuted_too():
     x = np.zeros((2, 300))
     x[0, -1], x[1, -1] = 1.0, 1000.0
 
-    ranges = hsd._permutation_ranges(x, 200, 0, 1)
+    ranges = hsd._permutation_ranges(x[None], 200, 0, 1, None)
 
-    assert hsd._Trials.of(x, 200).key_type is np.uint64
+    assert hsd._Trials.of(x[None], 200).key_type is np.uint64
     assert set(ranges.tolist()) <= {1000.0, 1001.0}
     # the two land on the same run with chance 1/300: in about one trial of 300
     assert (ranges == 1000.0).sum() > 150
