@@ -24,8 +24,9 @@ from campaign.models import (
 )
 from submissions.formats.common import TextSink
 from submissions.formats.test_bank import BankItem, QueryBank, write_test_bank
+from submissions.formats.upload_window import campaign_time, window_refusal
 
-QUESTIONS_NOT_YET = "The questions of {campaign} are released at {at} (UTC)."
+QUESTIONS_NOT_YET = "The questions of {campaign} are released at {at} ({zone})."
 QUESTIONS_NOT_PUBLIC = (
     "The questions of {campaign} are shown to its participants; the public sees them "
     "once results are released."
@@ -71,7 +72,8 @@ def questions_refusal(
         if campaign.topics_released(now):
             return None
         return QUESTIONS_NOT_YET.format(
-            campaign=campaign.slug, at=campaign.topics_release.isoformat()
+            campaign=campaign.slug, at=campaign_time(campaign.topics_release, campaign.timezone),
+            zone=campaign.timezone,
         )
     if campaign.results_released(now):
         return None
@@ -135,6 +137,36 @@ def campaign_timeline(*, campaign: Campaign, now: datetime) -> list[TimelineEntr
         for key, label, at in moments if at is not None
     ]
     return sorted(entries, key=lambda entry: entry.at_utc)
+
+
+def track_window_refusal(*, track: Track, now: datetime) -> str | None:
+    """Why `track` takes no participant's run at `now` (not open yet, or closed), in the
+    campaign's time; None while it is open. Organisers may enter runs at any time."""
+    campaign = track.campaign
+    return window_refusal(track=track.slug, opens=campaign.topics_release, due=track.due(),
+                          now=now, zone=campaign.timezone)
+
+
+@dataclass(frozen=True)
+class TrackWindow:
+    """A track as the Submit page shows it: open or why not, its deadline in the
+    campaign's zone to the minute."""
+
+    track: Track
+    due: str
+    refusal: str | None
+
+    @property
+    def open(self) -> bool:
+        return self.refusal is None
+
+
+def track_windows(*, campaign: Campaign, now: datetime) -> list[TrackWindow]:
+    """Each track of `campaign` with whether it takes participants' runs at `now`."""
+    return [TrackWindow(track=track, due=campaign_time(track.due(), campaign.timezone),
+                        refusal=track_window_refusal(track=track, now=now))
+            for track in campaign.tracks.all()]
+
 
 #: Docids per query of `corpus_missing`: well under every database's limit on
 #: parameters (SQLite's is 32,766; Oracle's IN list 1,000 is not a concern here).

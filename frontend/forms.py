@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
 
-from campaign.models import Campaign, TrackKind
+from campaign.models import TrackKind
+from campaign.selectors import TrackWindow
 from campaign.text_fields import NOTE, CleanTextFormField
 from grading.models import Judgment
 
@@ -18,8 +20,20 @@ RUN_NAME_HELP = {
 LABEL_HELP = "a label is letters, digits and '_', at most 32"
 
 
+class TrackField(forms.ChoiceField):
+    """The tracks offered; one not offered because it is closed (or not open yet) is
+    refused with the server's words for it, not as an unknown choice."""
+
+    refusals: Mapping[str, str] = {}
+
+    def validate(self, value: Any) -> None:
+        if value in self.refusals:
+            raise forms.ValidationError(self.refusals[value], code="closed")
+        super().validate(value)
+
+
 class RunUploadForm(forms.Form):
-    track = forms.ChoiceField(label="Track")
+    track = TrackField(label="Track")
     name = CleanTextFormField(
         label="Run name", max_length=100, line_breaks=False, what="run name",
         help_text="[Team]-PG-[n] or [Team]-PO-[n] for PR runs, [Team]-AC-[n] for AC runs",
@@ -31,16 +45,27 @@ class RunUploadForm(forms.Form):
         help_text="How the run was made: retriever, model, prompts",
     )
 
-    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, windows: Sequence[TrackWindow], zone: str, organiser: bool,
+                 **kwargs: Any) -> None:
+        """Offers the open tracks of `windows`; an organiser, who may enter runs at any
+        time, every track."""
         super().__init__(*args, **kwargs)
-        tracks = list(campaign.tracks.all())
-        self.fields["track"].choices = [  # type: ignore[attr-defined]
-            (track.slug, f"{track.slug} ({track.get_kind_display()})") for track in tracks
-        ]
-        kinds = {track.kind for track in tracks}
+        self.offered = [w for w in windows if organiser or w.open]
+        field = self.fields["track"]
+        assert isinstance(field, TrackField)
+        field.choices = [(w.track.slug, _track_choice(w, zone)) for w in self.offered]
+        field.refusals = {w.track.slug: w.refusal for w in windows
+                          if w not in self.offered and w.refusal is not None}
+        kinds = {w.track.kind for w in self.offered}
         if kinds & {TrackKind.RANKING, TrackKind.RESPONSE}:
             names = [text for kind, text in RUN_NAME_HELP.items() if kind in kinds]
             self.fields["name"].help_text = "; ".join(names) + f" ({LABEL_HELP})"
+
+
+def _track_choice(window: TrackWindow, zone: str) -> str:
+    track = window.track
+    closed = "" if window.open else ", not open to participants now"
+    return f"{track.slug} ({track.get_kind_display()}), due {window.due} ({zone}){closed}"
 
 
 YES_NO = [("true", "Yes"), ("false", "No")]

@@ -2,28 +2,62 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from campaign.models import Role, TrackKind
+from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import (
+    TrackWindow,
     campaign_list,
     campaign_membership,
     campaign_role,
     campaign_timeline,
     question_list,
     questions_refusal,
+    track_windows,
 )
 from frontend.forms import RunUploadForm
 from frontend.run_overrides import overrides_visible
 from scoring.selectors import runs_scores_visible
+from submissions.formats.upload_window import campaign_time
 from submissions.models import RunStatus
 from submissions.quota import quota_grants, quota_standings, run_actions, team_run_actions
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
 from submissions.services import INVALID_RUN, RunRefused, run_submit
+
+SUBMISSIONS_CLOSED = "Submissions are closed: every track's deadline has passed."
+SUBMISSIONS_NOT_OPEN = "Submissions open at {at} ({zone}), with the questions."
+NO_TRACKS = "Submissions open once the campaign has tracks."
+
+
+def _submissions_closed(
+    *, campaign: Campaign, windows: Sequence[TrackWindow], now: datetime
+) -> str | None:
+    """What a page says instead of a Submit link when no track takes participants' runs
+    now; None while one does."""
+    if any(window.open for window in windows):
+        return None
+    if not windows:
+        return NO_TRACKS
+    if now < campaign.topics_release:
+        return SUBMISSIONS_NOT_OPEN.format(
+            at=campaign_time(campaign.topics_release, campaign.timezone), zone=campaign.timezone)
+    return SUBMISSIONS_CLOSED
+
+
+def _submit_link_closed(*, campaign: Campaign, role: str | None, now: datetime) -> str | None:
+    """`_submissions_closed` for whoever looks; None to an organiser, who may enter runs at
+    any time."""
+    if role == Role.ORGANISER:
+        return None
+    return _submissions_closed(campaign=campaign, now=now,
+                               windows=track_windows(campaign=campaign, now=now))
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -34,12 +68,14 @@ def campaign_home(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(campaign_list(), slug=slug)
     membership = campaign_membership(campaign=campaign, user=request.user)
     role = campaign_role(campaign=campaign, user=request.user)
-    refusal = questions_refusal(campaign=campaign, role=role, now=timezone.now())
+    now = timezone.now()
+    refusal = questions_refusal(campaign=campaign, role=role, now=now)
     context = {
         "campaign": campaign,
         "role": role,
         "team": membership.team if membership else None,
-        "timeline": campaign_timeline(campaign=campaign, now=timezone.now()),
+        "timeline": campaign_timeline(campaign=campaign, now=now),
+        "submit_closed": _submit_link_closed(campaign=campaign, role=role, now=now),
         # The questions as the API gives them to this person (never the gold answers).
         "questions": None if refusal else question_list(campaign=campaign, with_gold=False),
         "questions_refusal": refusal,
@@ -60,6 +96,7 @@ def campaign_runs(request: HttpRequest, slug: str) -> HttpResponse:
         "runs": runs.select_related("uploaded_by").order_by("track__slug", "name", "-created_at"),
         "shared": shared,
         "shared_after": campaign.pr_due,
+        "submit_closed": _submit_link_closed(campaign=campaign, role=role, now=now),
         # Only PR runs are shared: a campaign of ranking/response tracks has nothing to say.
         "has_pr_track": campaign.tracks.filter(kind=TrackKind.PR).exists(),
     }
@@ -68,8 +105,19 @@ def campaign_runs(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """The upload form with the tracks open now (every track, to an organiser); when none
+    is, the page says submissions are closed, each track with its deadline."""
     campaign = get_object_or_404(campaign_list(), slug=slug)
-    form = RunUploadForm(request.POST or None, request.FILES or None, campaign=campaign)
+    now = timezone.now()
+    windows = track_windows(campaign=campaign, now=now)
+    organiser = campaign_role(campaign=campaign, user=request.user) == Role.ORGANISER
+    form = RunUploadForm(request.POST or None, request.FILES or None, windows=windows,
+                         zone=campaign.timezone, organiser=organiser)
+    if not form.offered:
+        context = {"campaign": campaign, "windows": windows,
+                   "closed": _submissions_closed(campaign=campaign, windows=windows, now=now)}
+        return render(request, "frontend/run_upload_closed.html", context,
+                      status=403 if request.method == "POST" else 200)
     refusal: str | None = None
     invalid = None
     if request.method == "POST" and form.is_valid():
@@ -141,6 +189,7 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign, "team": membership.team,
         "members": membership.team.memberships.select_related("user").order_by("user__username"),
         "rows": rows, "timeline": campaign_timeline(campaign=campaign, now=now),
+        "submit_closed": _submit_link_closed(campaign=campaign, role=membership.role, now=now),
         "standings": quota_standings(campaign=campaign, team=membership.team),
         "grants": quota_grants(campaign=campaign, team=membership.team),
         "actions": team_run_actions(campaign=campaign, team=membership.team),

@@ -25,6 +25,7 @@ from config.api_errors import authenticated_user
 from config.query_params import query_flag
 from config.throttles import UploadsPerTeamThrottle
 from submissions.bulk import runs_submit_zip
+from submissions.formats.upload_window import campaign_time
 from submissions.models import Run, RunStatus
 from submissions.overrides import OverrideRefused, quota_grant
 from submissions.quota import quota_grants, quota_standing, quota_standings
@@ -42,10 +43,10 @@ from submissions.serializers import (
     RunSerializer,
     RunUploadSerializer,
 )
-from submissions.services import INVALID_RUN, RunRefused, run_submit
+from submissions.services import INVALID_RUN, RunRefused, run_check_campaign_open, run_submit
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
-NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} (UTC)"
+NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} ({zone})"
 # The same words whether the run is missing or hidden, and no id in them (DESIGN.md
 # section 7: what one may not see answers exactly as if it did not exist).
 RUN_NOT_FOUND = "No such run."
@@ -79,7 +80,8 @@ UPLOAD_REFUSALS = {
          "stored); or a file that breaks the format rules: stored as an invalid run, each "
          "problem in errors (with its line) and the run itself in run",
     403: "not a member of one of the campaign's teams, not your team's run, or the track "
-         "not open for runs (before topics_release or after its deadline)",
+         "not open for runs (before topics_release or after its deadline); the first, and "
+         "a campaign with no track open, are refused before the file is read",
     404: "no such campaign",
     409: "the team already has as many current runs in the track as it may, or a run of "
          "this name is being replaced at this moment",
@@ -122,6 +124,13 @@ class CampaignRunsView(APIView):
         responses={201: RunSerializer, **error_responses(401, 415, described=UPLOAD_REFUSALS)})
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_named(request, slug)
+        # Before request.data reads the body: an upload from someone with no part in the
+        # campaign, or to a campaign with no track open, is refused without reading the file.
+        try:
+            run_check_campaign_open(campaign=campaign, user=authenticated_user(request),
+                                    now=timezone.now())
+        except RunRefused as refused:
+            return _refused(refused)
         form = RunUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data: dict[str, Any] = form.validated_data
@@ -248,7 +257,8 @@ class SharedPrRunsZipView(APIView):
         now = timezone.now()
         if now <= campaign.pr_due:
             raise exceptions.NotFound(
-                NOT_SHARED_YET.format(campaign=slug, due=campaign.pr_due.isoformat()))
+                NOT_SHARED_YET.format(campaign=slug, zone=campaign.timezone,
+                                      due=campaign_time(campaign.pr_due, campaign.timezone)))
         bundle = shared_pr_runs_bundle(campaign=campaign, now=now)
         return FileResponse(bundle, as_attachment=True, filename=f"{slug}-shared-pr-runs.zip",
                             content_type="application/zip")

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from campaign.models import Campaign, Role, Team, Track, TrackKind
-from campaign.selectors import campaign_membership
+from campaign.selectors import campaign_membership, track_window_refusal, track_windows
 from campaign.text_fields import NOTE, text_problem
 from submissions.formats.ac_run import parse_ac_run
 from submissions.formats.common import Problem
@@ -23,6 +23,7 @@ from submissions.formats.control_characters import visible
 from submissions.formats.pr_run import iter_pr_run
 from submissions.formats.run_names import parse_run_name
 from submissions.formats.trec_run import parse_rubric_run_name
+from submissions.formats.upload_window import campaign_time
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
 from submissions.quota import quota_standing
 from submissions.rubric_runs import store_ranking_passages, store_response_passages
@@ -38,8 +39,16 @@ BAD_RUN_NUMBER = "run {name} has number {number}; expected 1 to {max_runs} in tr
 UNKNOWN_TEAM = "run {name} names team {team}, which is not a team of campaign {campaign}"
 NOT_A_MEMBER = "you are not a participant or organiser of campaign {campaign}"
 NOT_YOUR_TEAM = "run {name} belongs to team {team}; you may submit runs for team {own} only"
-NOT_OPEN_YET = "track {track} opens at {opens} (UTC, with the questions); it is {now} now"
-DEADLINE_PASSED = "track {track} closed at {due} (UTC); it is {now} now: uploads are refused"
+# A track not open yet or closed is refused in submissions.formats.upload_window's words
+# (the client's too); these refuse a campaign none of whose tracks is open.
+CAMPAIGN_NOT_OPEN_YET = (
+    "campaign {campaign} takes runs from {opens} ({zone}, with the questions); it is {now} "
+    "there now"
+)
+CAMPAIGN_CLOSED = (
+    "every track of campaign {campaign} is closed: {tracks} ({zone}); it is {now} there "
+    "now: uploads are refused"
+)
 TOO_LARGE = "the file is {size} bytes; the limit is {limit} bytes"
 TOO_MANY_RUNS = (
     "team {team} already has {count} runs in track {track} ({names}); the limit is "
@@ -140,6 +149,32 @@ def run_check_membership(*, campaign: Campaign, user: AbstractBaseUser) -> None:
         raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
 
 
+def run_check_campaign_open(*, campaign: Campaign, user: AbstractBaseUser, now: datetime) -> None:
+    """RunRefused (403) for what refuses any run file `user` sends to `campaign` now: no
+    part in it, or no track taking participants' runs. What the API checks before it
+    reads an upload's body; `run_submit` checks each run's own track again."""
+    membership = campaign_membership(campaign=campaign, user=user)
+    superuser = bool(getattr(user, "is_superuser", False))
+    if membership is None and not superuser:
+        raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
+    if superuser or (membership is not None and membership.role == Role.ORGANISER):
+        return  # organisers may enter runs outside the window
+    windows = track_windows(campaign=campaign, now=now)
+    refusals = [window.refusal for window in windows if window.refusal is not None]
+    if not windows or len(refusals) < len(windows):
+        return
+    if len(refusals) == 1:
+        raise RunRefused(403, refusals[0])
+    zone, local_now = campaign.timezone, campaign_time(now, campaign.timezone)
+    if now < campaign.topics_release:  # every track opens with the questions
+        raise RunRefused(403, CAMPAIGN_NOT_OPEN_YET.format(
+            campaign=campaign.slug, opens=campaign_time(campaign.topics_release, zone),
+            zone=zone, now=local_now))
+    closed = ", ".join(f"{window.track.slug} at {window.due}" for window in windows)
+    raise RunRefused(403, CAMPAIGN_CLOSED.format(campaign=campaign.slug, tracks=closed,
+                                                 zone=zone, now=local_now))
+
+
 def run_check_upload(
     *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime,
     description: str = "", pending: Mapping[str, Collection[str]] | None = None,
@@ -187,12 +222,9 @@ def _check_rules(
 
     # Organisers may enter runs outside the window (e.g. runs sent to them by mail).
     if not organiser:
-        if now < campaign.topics_release:
-            raise RunRefused(403, NOT_OPEN_YET.format(
-                track=track.slug, opens=campaign.topics_release.isoformat(), now=now.isoformat()))
-        if now > track.due():
-            raise RunRefused(403, DEADLINE_PASSED.format(
-                track=track.slug, due=track.due().isoformat(), now=now.isoformat()))
+        refusal = track_window_refusal(track=track, now=now)
+        if refusal is not None:
+            raise RunRefused(403, refusal)
     limit = settings.RUN_MAX_BYTES
     if size > limit:
         message = TOO_LARGE.format(size=size, limit=limit)

@@ -9,10 +9,12 @@ import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.utils import timezone
@@ -71,6 +73,14 @@ def share_pr_runs(personas: Personas) -> None:
     campaign.pr_due = now - timedelta(days=1)
     campaign.ac_due = now + timedelta(days=7)
     campaign.save()
+
+
+def set_clock(monkeypatch: pytest.MonkeyPatch, moment: datetime, *modules: str) -> None:
+    """Each module's `timezone.now()` answers `moment`: the tests of a deadline see the
+    minute a message names, whatever the time the test runs at."""
+    frozen = SimpleNamespace(now=lambda: moment)
+    for module in modules:
+        monkeypatch.setattr(f"{module}.timezone", frozen)
 
 
 #: The queues a worker of the service consumes (CELERY_TASK_ROUTES in config/settings.py).

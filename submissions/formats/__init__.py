@@ -24,7 +24,9 @@ And for RUBRIC / EXAM++ campaigns (DESIGN.md section 10):
 
 And for every format: `control_characters` (NUL and the other control characters are
 refused, named by line, field and column) and `limits` (DESIGN.md section 4's caps on
-texts, the defaults of the service's settings).
+texts, the defaults of the service's settings). And for every upload: `upload_window`,
+when a track takes participants' runs and the words of a refusal outside that window (the
+campaign's time zone, to the minute), which the client says too before it sends a file.
 
 Parsers read binary files line by line (never the whole file at once), report every
 problem as a `Problem(line, field, message)` instead of raising, and writers round-trip:

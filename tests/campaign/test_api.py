@@ -10,6 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaign.models import GoldAnswer
+from submissions.formats.upload_window import campaign_time
 from tests.factories import UserFactory
 from tests.support import Personas
 
@@ -144,7 +145,7 @@ class TestQuestionVisibility:
         if who.startswith("participant"):
             assert response.json()["detail"] == (
                 f"The questions of toy are released at "
-                f"{personas.campaign.topics_release.isoformat()} (UTC)."
+                f"{campaign_time(personas.campaign.topics_release, 'Asia/Tokyo')} (Asia/Tokyo)."
             )
 
     @pytest.mark.parametrize(

@@ -26,11 +26,11 @@ from submissions.formats.trec_run import (
     UNKNOWN_DOCID,
     UNKNOWN_QUERY,
 )
+from submissions.formats.upload_window import DEADLINE_PASSED, campaign_time
 from submissions.models import RankedPassage, Run, RunStatus
 from submissions.rubric_runs import SEGMENT_TOO_LONG
 from submissions.services import (
     BAD_RUBRIC_RUN_NAME,
-    DEADLINE_PASSED,
     INVALID_RUN,
     NOT_YOUR_TEAM,
     TOO_MANY_RUNS,
@@ -281,8 +281,9 @@ class TestWhatIsRefusedBeforeTheFileIsRead:
         assert open_track.status_code == 201
         assert closed.status_code == 403
         closed_at = DEADLINE_PASSED.split("; it is")[0]  # then the time of the request
+        zone = rubric.campaign.timezone
         assert closed.json()["detail"].startswith(
-            closed_at.format(track="gen", due=gen.own_due.isoformat()))
+            closed_at.format(track="gen", due=campaign_time(gen.own_due, zone), zone=zone))
         assert not Run.objects.filter(track=gen).exists()
 
     def test_an_organiser_may_enter_a_run_after_the_tracks_deadline(

@@ -3,17 +3,43 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.utils import timezone
 from pytest_django import Settings as SettingsWrapper
 
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
-from tests.support import Personas, Upload, example, share_pr_runs
+from tests.support import Personas, Upload, example, set_clock, share_pr_runs
 
 pytestmark = pytest.mark.django_db
+
+
+#: The reported case: PR runs due at 23:59:59 in Tokyo, a PR run uploaded weeks later
+#: (18:13:49.405178 in Tokyo); AC runs due two weeks after PR runs.
+TOPICS_RELEASE = datetime(2026, 9, 1, 0, 0, tzinfo=UTC)
+PR_DUE = datetime(2026, 10, 1, 14, 59, 59, tzinfo=UTC)
+AC_DUE = datetime(2026, 12, 15, 14, 59, 59, tzinfo=UTC)
+REPORTED_UPLOAD = datetime(2026, 11, 28, 9, 13, 49, 405178, tzinfo=UTC)
+
+Clock = Callable[[datetime], None]
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """`clock(moment)`: the upload API and the service read `moment` as the time now."""
+    return lambda moment: set_clock(monkeypatch, moment, "submissions.api",
+                                    "submissions.services")
+
+
+def set_phases(personas: Personas, *, ac_due: datetime = AC_DUE) -> None:
+    campaign = personas.campaign
+    campaign.topics_release, campaign.pr_due, campaign.ac_due = TOPICS_RELEASE, PR_DUE, ac_due
+    campaign.results_release = ac_due + timedelta(days=30)
+    campaign.save()
 
 
 def stored_files(media: Path) -> list[str]:
@@ -232,27 +258,37 @@ class TestUploadRules:
         assert Run.objects.count() == 0
 
     def test_it_refuses_a_run_before_the_questions_are_released(
-        self, upload: Upload, personas: Personas
+        self, upload: Upload, personas: Personas, clock: Clock
     ) -> None:
-        campaign = personas.campaign
-        campaign.topics_release = timezone.now() + timedelta(hours=1)
-        campaign.save()
+        set_phases(personas)
+        clock(TOPICS_RELEASE - timedelta(minutes=30))
         response = upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
         assert response.status_code == 403
-        assert response.json()["detail"].startswith(
-            f"track pr opens at {campaign.topics_release.isoformat()} (UTC, with the questions)"
-        )
+        # Every track opens with the questions: refused for the campaign, before the file.
+        assert response.json()["detail"] == (
+            "campaign toy takes runs from 2026-09-01 09:00 (Asia/Tokyo, with the questions); "
+            "it is 2026-09-01 08:30 there now")
+        assert Run.objects.count() == 0
 
-    def test_it_rejects_a_late_run(self, upload: Upload, personas: Personas) -> None:
-        campaign = personas.campaign
-        campaign.pr_due = timezone.now() - timedelta(seconds=1)
-        campaign.save()
+    def test_it_rejects_a_late_run_saying_when_in_the_campaigns_zone_to_the_minute(
+        self, upload: Upload, personas: Personas, clock: Clock
+    ) -> None:
+        set_phases(personas)
+        clock(REPORTED_UPLOAD)  # the AC track is still open: the PR track's own refusal
         response = upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
         assert response.status_code == 403
-        assert response.json()["detail"].startswith(
-            f"track pr closed at {campaign.pr_due.isoformat()} (UTC); it is "
-        )
-        assert response.json()["detail"].endswith(" now: uploads are refused")
+        assert response.json()["detail"] == (
+            "track pr closed at 2026-10-01 23:59 (Asia/Tokyo); it is 2026-11-28 18:13 there "
+            "now: uploads are refused")
+        assert Run.objects.count() == 0
+
+    def test_a_run_is_taken_up_to_the_deadline_itself(
+        self, upload: Upload, personas: Personas, clock: Clock
+    ) -> None:
+        set_phases(personas)
+        clock(PR_DUE)
+        response = upload("participant_a", "WASEDA-PO-1", example("WASEDA-PO-1"))
+        assert response.status_code == 201, response.json()
 
     def test_it_refuses_a_file_over_the_size_limit(
         self, upload: Upload, settings: SettingsWrapper
@@ -281,3 +317,57 @@ class TestUploadRules:
         )
         assert response.status_code == 400
         assert {e["field"] for e in response.json()["errors"]} == {"track", "name", "file"}
+
+
+class TestRefusedBeforeTheFileIsRead:
+    """Who may not upload at all now is refused before the request's body is parsed: a
+    body that is no multipart form at all shows it (parsed, it would be a 400)."""
+
+    NOT_A_FORM = "this is no multipart form: reading it would be a 400"
+
+    def post_unreadable(self, personas: Personas, who: str) -> Any:
+        return personas.client(who).generic(
+            "POST", "/api/v1/campaigns/toy/runs/", self.NOT_A_FORM,
+            content_type="multipart/form-data; boundary=nowhere")
+
+    def test_every_track_closed_is_refused_naming_each_deadline(
+        self, personas: Personas, tracks: dict[str, Any], clock: Clock
+    ) -> None:
+        set_phases(personas, ac_due=datetime(2026, 10, 15, 14, 59, 59, tzinfo=UTC))
+        clock(REPORTED_UPLOAD)
+        response = self.post_unreadable(personas, "participant_a")
+        assert response.status_code == 403
+        assert response.json()["detail"] == (
+            "every track of campaign toy is closed: ac at 2026-10-15 23:59, pr at "
+            "2026-10-01 23:59 (Asia/Tokyo); it is 2026-11-28 18:13 there now: uploads are "
+            "refused")
+
+    def test_a_campaign_with_one_closed_track_says_the_tracks_own_refusal(
+        self, personas: Personas, tracks: dict[str, Any], clock: Clock
+    ) -> None:
+        set_phases(personas)
+        tracks["ac"].delete()
+        clock(REPORTED_UPLOAD)
+        response = self.post_unreadable(personas, "participant_b")
+        assert response.status_code == 403
+        assert response.json()["detail"] == (
+            "track pr closed at 2026-10-01 23:59 (Asia/Tokyo); it is 2026-11-28 18:13 there "
+            "now: uploads are refused")
+
+    def test_someone_with_no_part_in_the_campaign_is_refused(
+        self, personas: Personas, tracks: dict[str, Any]
+    ) -> None:
+        response = self.post_unreadable(personas, "outsider")
+        assert response.status_code == 403
+        assert response.json()["detail"] == "you are not a participant or organiser of campaign toy"
+
+    def test_with_a_track_open_the_body_is_read_and_an_organiser_may_always_upload(
+        self, personas: Personas, tracks: dict[str, Any], upload: Upload, clock: Clock
+    ) -> None:
+        set_phases(personas)
+        clock(REPORTED_UPLOAD)  # AC open: the body is read, and found no form
+        assert self.post_unreadable(personas, "participant_a").status_code == 400
+        clock(AC_DUE + timedelta(days=1))  # all closed, but not to the organisers
+        assert self.post_unreadable(personas, "organiser").status_code == 400
+        entered = upload("organiser", "WASEDA-PO-1", example("WASEDA-PO-1"))
+        assert entered.status_code == 201, entered.json()

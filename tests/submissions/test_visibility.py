@@ -9,6 +9,7 @@ import pytest
 
 from campaign.api import no_such_campaign
 from submissions.api import RUN_NOT_FOUND
+from submissions.formats.upload_window import campaign_time
 from tests.support import Personas, Upload, example, share_pr_runs
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +71,7 @@ class TestBeforeThePrDeadline:
         assert response.status_code == 404
         assert response.json()["detail"] == (
             f"PR runs of toy are shared with all teams after "
-            f"{personas.campaign.pr_due.isoformat()} (UTC)"
+            f"{campaign_time(personas.campaign.pr_due, 'Asia/Tokyo')} (Asia/Tokyo)"
         )
 
     def test_anonymous_visitors_are_asked_to_authenticate(
