@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from submissions.models import Run
@@ -192,3 +196,74 @@ def test_status_wait_says_that_a_valid_ac_run_waits_for_the_organisers(
         "WASEDA-PO-1: valid, and graded once the organisers start grading; --wait waits "
         "only while a run is received, queued or grading"]
     assert "graded once the organisers start grading" in outcome.out
+
+
+def tokyo_minute(moment: datetime) -> str:
+    """How the toy campaign's messages write a moment (its zone is Asia/Tokyo)."""
+    return f"{moment.astimezone(ZoneInfo('Asia/Tokyo')):%Y-%m-%d %H:%M}"
+
+
+def uploads_answered(cli: Cli) -> int:
+    """The run uploads the site has answered so far, by gunicorn's access log."""
+    return cli.site.log.read_text(errors="replace").count('"POST /api/v1/campaigns/toy/runs/ ')
+
+
+def wait_for_uploads(cli: Cli, count: int) -> int:
+    """`uploads_answered`, once it reaches `count` (the log is written after the answer)."""
+    deadline = time.monotonic() + 10
+    while uploads_answered(cli) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return uploads_answered(cli)
+
+
+def test_a_closed_track_is_refused_in_the_campaigns_time_before_the_file_is_sent(
+    tracks: dict[str, Any], personas: Personas, cli_of: Callable[[str], Cli],
+) -> None:
+    alice, olga = cli_of("alice"), cli_of("olga")
+    alice.sign_in_with_token(personas, "participant_a")
+    olga.sign_in_with_token(personas, "organiser")
+    campaign = personas.campaign
+    campaign.pr_due = timezone.now() - timedelta(days=2, seconds=17, microseconds=405178)
+    campaign.save()
+    answered = uploads_answered(alice)
+
+    for options in ([], ["--no-check"]):  # --no-check skips the format check, not this
+        before = timezone.now()
+        late = alice("submit", "toy", "pr", str(TOY / "WASEDA-PO-1"), *options)
+        after = timezone.now()
+        assert late.code == 1
+        assert late.err in {
+            f"error: track pr closed at {tokyo_minute(campaign.pr_due)} (Asia/Tokyo); it is "
+            f"{tokyo_minute(now)} there now: uploads are refused\n"
+            "  checked before the upload, by the site's clock: nothing was sent\n"
+            for now in (before, after)}, late.err
+    assert not Run.objects.exists()
+
+    # Organisers may enter a run after the deadline: theirs is sent, and the log shows it.
+    entered = olga("submit", "toy", "pr", str(TOY / "WASEDA-PO-1"))
+    assert entered.code == 0, entered.err
+    assert "WASEDA-PO-1 accepted (valid)" in entered.out
+    assert wait_for_uploads(alice, answered + 1) == answered + 1  # olga's alone
+
+
+def test_a_track_not_open_yet_is_refused_before_the_file_is_sent(
+    tracks: dict[str, Any], personas: Personas, cli_of: Callable[[str], Cli],
+) -> None:
+    alice = cli_of("alice")
+    alice.sign_in_with_token(personas, "participant_a")
+    campaign = personas.campaign
+    campaign.topics_release = timezone.now() + timedelta(hours=5, seconds=42)
+    campaign.save()
+    answered = uploads_answered(alice)
+
+    before = timezone.now()
+    early = alice("submit", "toy", "ac", str(TOY / "WASEDA-AC-1"))
+    after = timezone.now()
+    assert early.code == 1
+    assert early.err in {
+        f"error: track ac opens at {tokyo_minute(campaign.topics_release)} (Asia/Tokyo, with "
+        f"the questions); it is {tokyo_minute(now)} there now\n"
+        "  checked before the upload, by the site's clock: nothing was sent\n"
+        for now in (before, after)}, early.err
+    assert uploads_answered(alice) == answered
+    assert not Run.objects.exists()

@@ -9,6 +9,8 @@ says what happened, never a traceback.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -82,6 +84,15 @@ def _error_of(response: httpx2.Response) -> ApiError:
                     retry_after=response.headers.get("Retry-After"))
 
 
+def _answered_at(response: httpx2.Response) -> datetime | None:
+    """When the site answered, by its own clock (the Date header), if it says."""
+    try:
+        moment = parsedate_to_datetime(response.headers.get("Date", ""))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 class Api:
     """One site of the service, with the user's token (None: anonymous)."""
 
@@ -99,6 +110,12 @@ class Api:
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         return self._json(self._send("GET", path, params=params))
+
+    def get_dated(self, path: str) -> tuple[Any, datetime | None]:
+        """GET as `get`, with the site's clock at its answer (the Date header, to the
+        second), or None without one: a deadline is the site's, not this machine's."""
+        response = self._send("GET", path)
+        return self._json(response), _answered_at(response)
 
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         return self._json(self._send("POST", path, json=body))

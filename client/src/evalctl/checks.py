@@ -5,7 +5,8 @@ track's kind (DESIGN.md sections 4 and 10), the limits' defaults, and the campai
 question ids when the campaign shows them. What only the server knows is left to it:
 whether an AC run's PassageKeys name shared PR runs and ranks they returned, whether a
 TREC run's docids are in the corpus, how long a response's segments are, and the rules
-of the upload itself (run name, team, deadline, size, quota).
+of the upload itself (run name, team, size, quota). The deadline `evalctl submit` checks
+by the site's clock, before this.
 """
 
 from __future__ import annotations

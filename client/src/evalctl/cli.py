@@ -26,6 +26,7 @@ from evalctl.api import Api, ApiError, ClientError, problem_line, site_url
 from evalctl.checks import check_run_file
 from evalctl.config import Credentials, credentials, save
 from evalctl.progress import ProgressBar
+from evalctl.server_formats import formats_module
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # the server or the check refused, or the site could not be reached
@@ -56,6 +57,7 @@ NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {t
 CHECK_FOUND = "{path}: {count} problem(s) found before upload; nothing was sent"
 CHECK_PASSED = "{path}: the format check found no problem"
 NO_CHECK_FOR_KIND = "{path}: no format check for {kind} runs here; the server checks it"
+NOTHING_SENT = "checked before the upload, by the site's clock: nothing was sent"
 NO_CAMPAIGNS = "you take part in no campaign on {site}"
 NO_SUCH_RUN = "no current run {name} of yours in {campaign}"
 NO_LEADERBOARD = "no leaderboard of {campaign} is published yet"
@@ -187,8 +189,11 @@ def submit_command(args: argparse.Namespace) -> int:
     name = args.name or path.name
     api = _api()
     try:
-        if not args.no_check:
-            _check_before_upload(api, args.campaign, args.track, path)
+        campaign, now = _campaign_and_clock(api, args.campaign, needed=not args.no_check)
+        if campaign is not None:
+            _check_window(campaign, args.track, now)
+        if campaign is not None and not args.no_check:
+            _check_before_upload(api, args.campaign, campaign, args.track, path)
         bar = ProgressBar(f"uploading {name}", path.stat().st_size, sys.stderr)
         try:
             with path.open("rb") as file:
@@ -206,10 +211,40 @@ def submit_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_before_upload(api: Api, slug: str, track_slug: str, path: Path) -> None:
+def _campaign_and_clock(api: Api, slug: str, *,
+                        needed: bool) -> tuple[Mapping[str, Any] | None, datetime | None]:
+    """The campaign as the API shows it, and the site's clock then. Unless `needed` (the
+    format check needs it), a failure is left to the upload, which the server answers."""
+    try:
+        campaign, now = api.get_dated(_campaign(slug) + "/")
+    except ClientError:
+        if needed:
+            raise
+        return None, None
+    return (campaign if isinstance(campaign, Mapping) else None), now
+
+
+def _check_window(campaign: Mapping[str, Any], track_slug: str, now: datetime | None) -> None:
+    """ClientError in the server's words when the track takes no participant's run now
+    (not open yet, or closed), by the site's clock: nothing is sent. Whatever is missing
+    (no clock, a field, the zone) leaves it to the server; organisers may upload any time."""
+    track = next((t for t in campaign.get("tracks") or [] if t.get("slug") == track_slug), None)
+    if now is None or track is None or campaign.get("role") != "participant":
+        return
+    try:
+        refusal = formats_module("upload_window").window_refusal(
+            track=track_slug, opens=datetime.fromisoformat(campaign["phases"]["topics_release"]),
+            due=datetime.fromisoformat(track["due"]), now=now, zone=campaign["timezone"])
+    except (ImportError, KeyError, TypeError, ValueError):  # ZoneInfoNotFoundError: KeyError
+        return
+    if refusal is not None:
+        raise ClientError(refusal, [NOTHING_SENT])
+
+
+def _check_before_upload(api: Api, slug: str, campaign: Mapping[str, Any], track_slug: str,
+                         path: Path) -> None:
     """The server's format check of the track's kind, or ClientError listing every
     problem in the server's words; nothing is sent when there is one."""
-    campaign = api.get(_campaign(slug) + "/")
     kinds = {track["slug"]: track["kind"] for track in campaign["tracks"]}
     if track_slug not in kinds:
         raise ClientError(NO_SUCH_TRACK.format(campaign=slug, track=track_slug,
