@@ -1,4 +1,4 @@
-"""Benchmark: grading >= 5,000 nugget records through the R2C2 judge pipeline (issue 4).
+"""Benchmark: grading >= 5,000 nugget records through the R2C2 judge pipeline.
 
 The entry point of the package bench/grading_bench/, whose docstring says what is
 measured and how. Run: .venv/bin/python bench/bench_grading.py --help

@@ -1,4 +1,4 @@
-"""Benchmark: grading RUBRIC ranking runs over a shared passage pool (issue 14).
+"""Benchmark: grading RUBRIC ranking runs over a shared passage pool.
 
 The entry point of the package bench/rubric_bench/, whose docstring says what is
 measured and how. Run: .venv/bin/python bench/bench_rubric.py --help

@@ -1,9 +1,9 @@
-"""Benchmark: scoring a whole leaderboard of 100 runs x 1,000 questions (issues 5 and 16).
+"""Benchmark: scoring a whole leaderboard of 100 runs x 1,000 questions.
 
 Builds seeded synthetic judgments: AC runs (per run and question, a correct/incorrect
 judgment drawn with a run-specific accuracy, a confidence 0..100 and 0-10 nuggets marked
 B/R/N, each citing a passage of some PR run) and PR runs (20-passage rankings), whose
-graded qrels are derived from the R nuggets (DESIGN.md sections 4 and 6). It then
+graded qrels are derived from the R nuggets (docs/measures.md). It then
 prints, measured side by side in this one run (each timing the best of --repeat, the
 repeats interleaved so that a noisy machine slows every candidate alike):
 - the anchor: pytrec_eval's nDCG@10,20 alone on the same qrels and 100 PR runs, from
@@ -11,8 +11,8 @@ repeats interleaved so that a noisy machine slows every candidate alike):
   -> score, built from them, then its C evaluation of each run against one evaluator),
   and the C evaluation alone, with the runs already in pytrec_eval's shape;
 - score_pr_track: every PR measure (nDCG@10,20, MSnDCG@10,20, Q-measure, nERR@10,20)
-  for the 100 runs, and its ratio to the anchor (issue 16: at most 1.5x);
-- the whole leaderboard as issue 16's table counts it: deriving the qrels, AC scores
+  for the 100 runs, and its ratio to the anchor (target: at most 1.5x);
+- the whole leaderboard: deriving the qrels, AC scores
   (score_ac_track), PR scores (score_pr_track), the bootstrap intervals the snapshots
   show (PR nDCG@10 and @20, AC nugget precision) and the PR track's randomised Tukey
   HSD with B = 5000 and ANOVA (track_statistics, as the scoring services call it), and
@@ -85,10 +85,10 @@ ALPHA = 0.05
 # Same tolerance as scoring.measures.hsd: a permuted range equal to an observed
 # difference up to rounding counts as reaching it.
 RELATIVE_TOLERANCE = 1e-9
-# Issue 16's targets, as ratios to pytrec_eval's nDCG@10,20 alone.
+# The targets, as ratios to pytrec_eval's nDCG@10,20 alone.
 PR_TARGET = 1.5
 LEADERBOARD_TARGET = 4.0
-# "Identical": every value within this of the per-run pure functions' (issue 16).
+# "Identical": every value within this of the per-run pure functions'.
 SAME = 1e-12
 TOY = REPO / "tests" / "data" / "toy"
 TREC_EVAL = REPO / "tests" / "data" / "trec_eval"
@@ -259,7 +259,7 @@ class Leaderboard:
 
 
 def leaderboard(data: Judgments, permutations: int) -> Leaderboard:
-    """Issue 16's "whole leaderboard": qrels, AC, PR, intervals, the PR track's HSD."""
+    """The whole leaderboard: qrels, AC, PR, intervals, the PR track's HSD."""
     times: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -451,7 +451,7 @@ def largest_interval_difference(board: Leaderboard) -> float:
 def ratio_line(label: str, seconds: float, anchor: float, evaluation: float,
                target: float | None = None) -> str:
     """A timing, its ratio to the anchor and to the C evaluation alone, and whether the
-    ratio to the anchor meets issue 16's target."""
+    ratio to the anchor meets its target."""
     verdict = "" if target is None else (
         f"  target <= {target:g}x: {'met' if seconds / anchor <= target else 'MISSED'}")
     return (f"  {label:<56} {seconds:6.2f} s {seconds / anchor:6.2f}x "

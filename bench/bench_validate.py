@@ -1,4 +1,4 @@
-"""Benchmark: validating and storing a 50 MB PR run (issue 3).
+"""Benchmark: validating and storing a 50 MB PR run.
 
 Builds a synthetic PR run of 1,000 questions x 20 passages x ~400 words (~50 MB) and
 a matching AC run, then prints, measured side by side in this one run:

@@ -1,6 +1,6 @@
-"""REST API v1 for campaigns and questions (DESIGN.md section 8). Thin views.
+"""REST API v1 for campaigns and questions (docs/api.md). Thin views.
 
-The test-bank API (DESIGN.md section 10) is grading's (grading/testbank_api.py): a
+The test-bank API is grading's (grading/testbank_api.py): a
 change to the bank queues the grading of the items it changed.
 """
 
@@ -97,7 +97,7 @@ def campaign_named(request: Request, slug: str) -> Campaign:
 def organiser_campaign(request: Request, slug: str) -> Campaign:
     """The campaign `slug`, for its organisers only.
 
-    To everyone else (DESIGN.md section 7): a read answers the 404 of a missing campaign,
+    To everyone else (docs/access.md): a read answers the 404 of a missing campaign,
     since what the organisers' endpoints show is not for them to see; a write answers 403,
     since the campaign itself is public (campaign_list) but not theirs to change.
     """
@@ -178,7 +178,7 @@ QUESTION_EXAMPLES = [
 class QuestionListView(APIView):
     """Questions: organisers always; participants after topics_release; the public
     after results_release. Gold answers go to organisers only. Before their time the
-    questions answer 404, as what one may not see does (DESIGN.md section 7); the detail
+    questions answer 404, as what one may not see does; the detail
     says when, which the campaign's public timeline says anyway."""
 
     permission_classes = [permissions.AllowAny]

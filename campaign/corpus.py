@@ -1,6 +1,6 @@
 """Writes for a RUBRIC campaign's corpus: streaming the `corpus:` file into the database.
 
-DESIGN.md section 10: docid -> passage text, JSONL. A corpus may hold a million
+docs/formats.md: docid -> passage text, JSONL. A corpus may hold a million
 passages, so it is read once, as a stream (`iter_corpus`), and stored `CORPUS_BATCH`
 passages at a time with `bulk_create`; what is in memory is one batch, the stored texts
 of that batch's docids, and the docids seen (which the format keeps to find a docid

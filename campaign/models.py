@@ -1,5 +1,5 @@
 """Campaigns, their phases and tracks, questions, gold answers, teams and memberships;
-for RUBRIC campaigns (DESIGN.md section 10) also the corpus and the test bank."""
+for RUBRIC campaigns also the corpus and the test bank."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class TrackKind(models.TextChoices):
     RESPONSE = "response", "Generated response"
 
 
-#: The kinds of a RUBRIC campaign (DESIGN.md section 10): each has its own `due`.
+#: The kinds of a RUBRIC campaign: each has its own `due`.
 RUBRIC_TRACK_KINDS = (TrackKind.RANKING, TrackKind.RESPONSE)
 
 AC_ANSWER_CHECK_CHOICES = [
@@ -113,7 +113,7 @@ RUBRIC_TRACK_NEEDS_DUE = "A ranking or response track has its own deadline."
 
 
 class RubricLabel(models.TextChoices):
-    """How Rubric-Qrels label a passage from its grades (DESIGN.md section 10)."""
+    """How Rubric-Qrels label a passage from its grades (docs/measures.md)."""
 
     MAX = "max", "Highest grade over the items"
     COUNT = "count", "Number of items at min_grade or above"
@@ -138,7 +138,7 @@ class Track(models.Model):
     # Not a URLField: service names without a dot (http://vllm:8000/v1) are normal here.
     second_judge_base_url = models.CharField(max_length=300, blank=True)
     second_judge_model = models.CharField(max_length=200, blank=True)
-    # RUBRIC tracks (ranking, response) only; DESIGN.md section 10.
+    # RUBRIC tracks (ranking, response) only.
     own_due = models.DateTimeField(
         null=True, blank=True,
         help_text="Ranking/response tracks: runs are due (PR/AC tracks use the campaign's).",

@@ -120,7 +120,7 @@ def phase_applies(key: str, tracks: Sequence[Track]) -> bool:
 
 def campaign_timeline(*, campaign: Campaign, now: datetime) -> list[TimelineEntry]:
     """The campaign's phases in time order, and the own deadline of each ranking/response
-    track (DESIGN.md section 10). pr_due and ac_due are left out only where they mean
+    track. pr_due and ac_due are left out only where they mean
     nothing: a campaign with ranking/response tracks and no track of their kind (an R2C2
     campaign shows both, even before its tracks are set up)."""
     zone = zoneinfo.ZoneInfo(campaign.timezone)
@@ -217,5 +217,5 @@ def testbank_current(*, campaign: Campaign) -> list[QueryBank]:
 
 
 def testbank_export(*, campaign: Campaign, text_file: TextSink) -> None:
-    """Write the current bank in the workbench's JSONL shape (DESIGN.md section 10)."""
+    """Write the current bank in the workbench's JSONL shape (docs/rubric.md)."""
     write_test_bank(testbank_current(campaign=campaign), text_file)

@@ -44,7 +44,7 @@ class LoadReport:
 
 @transaction.atomic
 def campaign_load(*, spec: CampaignSpec) -> LoadReport:
-    """Create or update a campaign from its description (DESIGN.md section 9).
+    """Create or update a campaign from its description (docs/campaign-file.md).
 
     Idempotent: loading the same spec twice leaves the database as after once.
     Never deletes runs, judgments, questions, tracks or teams: what the file no

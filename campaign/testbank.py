@@ -1,4 +1,4 @@
-"""Writes for a RUBRIC campaign's test bank (DESIGN.md section 10): load, add, edit, retire.
+"""Writes for a RUBRIC campaign's test bank (docs/rubric.md): load, add, edit, retire.
 
 Every change is audited (`TestBankEdit`: who, when, the note, what the item said
 before), and nothing is ever deleted: a retired item stays, with its history, so the
@@ -37,8 +37,8 @@ from submissions.formats.common import is_blank
 from submissions.formats.control_characters import value_control_problem
 from submissions.formats.test_bank import QueryBank, default_item_id
 
-#: DESIGN.md section 4's limits: "an answer or a nugget at most 4,000, ... an edit note
-#: at most 2,000" characters; an exam question is held to the nugget's. Settings
+#: The limits on text (docs/formats.md): an answer or a nugget at most 4,000 characters,
+#: an edit note at most 2,000; an exam question is held to the nugget's. Settings
 #: (`MAX_ANSWER_CHARS`, `MAX_NOTE_CHARS`), the one source of every cap of a text.
 MAX_ITEM_CHARS: int = settings.MAX_ANSWER_CHARS
 MAX_NOTE_CHARS: int = settings.MAX_NOTE_CHARS

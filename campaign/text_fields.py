@@ -1,6 +1,6 @@
 """Free text that users send through the API and the pages, held to one rule everywhere.
 
-DESIGN.md section 4: NUL and other control characters are refused (a text may hold tab
+docs/formats.md (Limits): NUL and other control characters are refused (a text may hold tab
 and line breaks, a name or an id none), and a text is at most its cap: `MAX_ANSWER_CHARS`
 for an answer, a nugget or a test-bank item, `MAX_NOTE_CHARS` for a run description, an
 edit note or a reason (config/settings.py). The run files follow the same rule, line by

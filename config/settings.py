@@ -211,7 +211,7 @@ RUN_MAX_BYTES = env_int("RUN_MAX_BYTES", 50 * 1024 * 1024)
 # A zip of runs (bulk upload): at most this many members and bytes once unpacked.
 RUN_ZIP_MAX_MEMBERS = env_int("RUN_ZIP_MAX_MEMBERS", 64)
 RUN_ZIP_MAX_UNPACKED_BYTES = env_int("RUN_ZIP_MAX_UNPACKED_BYTES", 512 * 1024 * 1024)
-# Caps on text, in characters (DESIGN.md section 4; the defaults are those of
+# Caps on text, in characters (docs/formats.md; the defaults are those of
 # submissions/formats/limits.py): a passage of a run or the corpus; an answer, a nugget or
 # a test-bank item; a run description, an edit note or reason. A run line over a cap is a
 # line-level error of the upload, an API or form field over one a 400 naming the field.
@@ -369,7 +369,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # dies before the end is not lost: the broker still holds it. reject_on_worker_lost: when
 # a worker's child process dies mid-task (killed, out of memory), the task is handed back
 # to the queue at once rather than acknowledged as failed. Tasks claim their rows
-# idempotently (STYLE.md), so a redelivered task never does its work twice.
+# idempotently, so a redelivered task never does its work twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Each worker process reserves one task beyond the one it runs, no more: a grading task

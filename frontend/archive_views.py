@@ -1,4 +1,4 @@
-"""The results archive from the pages (issue 17, part 4): organisers download the full
+"""The results archive from the pages: organisers download the full
 archive (scoring/archive.py); a participant downloads the public part for their team.
 
 Both are written while the request waits, into a spooled temporary file (memory for a
@@ -24,7 +24,7 @@ SPOOL_BYTES = 32 << 20
 def _organiser_campaign(request: HttpRequest, slug: str) -> Campaign:
     campaign = get_object_or_404(Campaign, slug=slug)
     if campaign_role(campaign=campaign, user=request.user) != Role.ORGANISER:
-        raise Http404("No such campaign page.")  # 404, not 403: DESIGN.md section 7
+        raise Http404("No such campaign page.")  # 404, not 403: docs/access.md
     return campaign
 
 

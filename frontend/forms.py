@@ -72,7 +72,7 @@ YES_NO = [("true", "Yes"), ("false", "No")]
 
 
 class JudgmentEditForm(forms.Form):
-    """Change a judgment's label with a note, in one action (DESIGN.md section 5.4)."""
+    """Change a judgment's label with a note, in one action (docs/judging.md)."""
 
     entailed = forms.TypedChoiceField(label="Does the passage entail the nugget?",
                                       choices=YES_NO, coerce=lambda v: v == "true",

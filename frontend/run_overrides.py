@@ -1,4 +1,4 @@
-"""Organiser pages for run overrides and run quotas (issue 17, part 2); thin views.
+"""Organiser pages for run overrides and run quotas; thin views.
 
 Organisers only: to anyone else the pages answer as if they did not exist (404), as the
 dashboard does. The team reads the audit lines on its run and team pages (frontend.views).

@@ -60,19 +60,19 @@ urlpatterns = [
 ]
 
 
-# Run overrides and quotas (issue 17, part 2).
+# Run overrides and quotas.
 urlpatterns += [
     path("runs/<int:run_id>/overrides/", run_overrides.run_overrides, name="run-overrides"),
     path("campaigns/<slug:slug>/quota/", run_overrides.quota, name="quota"),
 ]
 
-# Stalled grading (issue 17, part 1): runs by age in their state, workers' heartbeats.
+# Stalled grading: runs by age in their state, workers' heartbeats.
 urlpatterns += [
     path("campaigns/<slug:slug>/dashboard/stalls/", organiser.grading_stalls,
          name="grading-stalls"),
 ]
 
-# The results archive (issue 17, part 4): organisers' full one, a team's public part.
+# The results archive: organisers' full one, a team's public part.
 urlpatterns += [
     path("campaigns/<slug:slug>/dashboard/archive/", archive_views.archive_page,
          name="archive"),

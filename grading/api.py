@@ -1,4 +1,4 @@
-"""REST API v1 for grading and judgments (DESIGN.md sections 8 and 9). Organisers only."""
+"""REST API v1 for grading and judgments (docs/api.md). Organisers only."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ from grading.tasks import enqueue_grading
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 
-# The same words whether the thing is missing or hidden, and no id in them (DESIGN.md
-# section 7: what one may not see answers exactly as if it did not exist).
+# The same words whether the thing is missing or hidden, and no id in them (docs/access.md:
+# what one may not see answers exactly as if it did not exist).
 JUDGMENT_NOT_FOUND = "No such judgment."
 MARKED_RUN_NOT_FOUND = (
     "No marked run here that you may see: there is one of an AC run once it has "

@@ -14,7 +14,7 @@ nuggets|both`) and, for a correct answer only, one relevance call per entailed n
 Each step's decision, who made it (a rule or a call), the judge's probability for it and
 its cost are kept in `steps`.
 
-A rubric input (RUBRIC campaigns, DESIGN.md section 10) is one self-rating call, then,
+A rubric input (RUBRIC campaigns, docs/rubric.md) is one self-rating call, then,
 where the campaign checks answers against a key, the EXAM++ check of the extracted
 answer: `key` by the edit-distance rule (no call), `llm` by one more call.
 """

@@ -2,9 +2,9 @@
 
 A judgment is keyed by (campaign, kind, judge model, prompt version, input hash):
 identical inputs are judged once, across runs and re-runs, and one post-edit applies
-wherever that input occurs in the campaign (DESIGN.md sections 5 and 9). Link tables
-say where each judgment is used: a nugget record's entailment, an answer's evaluation,
-a passage's grade on a test-bank item (RUBRIC campaigns, section 10).
+wherever that input occurs in the campaign (docs/judging.md). Link tables say where
+each judgment is used: a nugget record's entailment, an answer's evaluation, a
+passage's grade on a test-bank item (RUBRIC campaigns).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ class AnswerEvaluation(models.Model):
 
 
 class PassageItemGrade(models.Model):
-    """Which rubric judgment grades a passage on a test-bank item (DESIGN.md section 10).
+    """Which rubric judgment grades a passage on a test-bank item.
 
     One row per (item, docid): the item fixes the campaign and the query, which are
     kept here too so that scoring reads a whole campaign's grades in one query. A grade

@@ -1,4 +1,4 @@
-"""REST API v1 for organisers' overrides of a run (issue 17, part 2). Thin: parse, call
+"""REST API v1 for organisers' overrides of a run. Thin: parse, call
 grading.run_overrides, render. Here rather than in submissions.api because a re-run and a
 withdrawal queue grading and scoring, which submissions may not import (pyproject.toml)."""
 

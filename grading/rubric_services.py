@@ -1,4 +1,4 @@
-"""Writes for RUBRIC grading (DESIGN.md section 10): grade passages on the test bank.
+"""Writes for RUBRIC grading (docs/rubric.md): grade passages on the test bank.
 
 `rubric_grade` grades every (passage, current item of its query) pair with the judge's
 self-rating and links each pair to its judgment (`PassageItemGrade`). A grade belongs

@@ -1,4 +1,4 @@
-"""Organisers' overrides of a run, with what follows from each (issue 17, part 2).
+"""Organisers' overrides of a run, with what follows from each.
 
 The run's new state and its audit line are submissions.overrides' (which knows neither
 grading nor scoring); this module queues what follows, in the same transaction, so an

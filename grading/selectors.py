@@ -59,7 +59,7 @@ class JudgedAnswerBlock:
 
 
 def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswerBlock]:
-    """The marked AC run (DESIGN.md section 4) with each answer's verdict.
+    """The marked AC run (docs/formats.md) with each answer's verdict.
 
     Each block is marked by `block_marks` (B, R or N per nugget). Edited labels win.
     """
@@ -99,7 +99,7 @@ def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswer
 def marked_run_for_user(
     *, run_id: int, user: AbstractBaseUser | AnonymousUser
 ) -> Run | None:
-    """The AC run whose marked version `user` may download, or None (DESIGN.md section 8).
+    """The AC run whose marked version `user` may download, or None (docs/access.md).
 
     There is a marked run only of an AC run with at least one official judgment; it is the
     organisers', and its own team's once a leaderboard of its track has been published.
@@ -413,7 +413,7 @@ def judgment_items(*, campaign: Campaign, uses: Iterable[Mapping[str, Any]]) -> 
     ]
 
 
-# --- RUBRIC grades (DESIGN.md section 10) ------------------------------------------
+# --- RUBRIC grades ------------------------------------------------------------------
 
 
 def counted_grade(label: Mapping[str, Any] | None) -> int:

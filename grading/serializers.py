@@ -13,7 +13,7 @@ from grading.selectors import JudgmentItem, RunProgress, counted_grade
 
 
 def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
-    """DESIGN.md sections 9 and 10: id, kind, run, qid, nugget_num (entailment) or docid
+    """A judgment as the API lists it: id, kind, run, qid, nugget_num (entailment) or docid
     and item_id (rubric), the label fields of the kind, reason, edited, judge.
 
     And for the review queue: the judge's `confidence`, whether it is `doubtful` (under
@@ -25,7 +25,7 @@ def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
         "id": judgment.pk, "kind": judgment.kind, "run": item.run, "qid": item.qid,
     }
     if judgment.kind == JudgmentKind.RUBRIC:
-        # DESIGN.md section 10: docid, item_id, grade, answer (and key_match where the
+        # A rubric judgment: docid, item_id, grade, answer (and key_match where the
         # campaign checks answers against a key); a reply that never parsed counts 1.
         data.update({"docid": item.docid, "item_id": item.item_id,
                      "grade": counted_grade(judgment.label), "answer": label.get("answer", "")})
@@ -183,7 +183,7 @@ class JudgmentEditSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class TestBankGenerateSerializer(serializers.Serializer[dict[str, Any]]):
-    """What to draft: `n` items of `target` per query that has none (DESIGN.md section 10)."""
+    """What to draft: `n` items of `target` per query that has none."""
 
     __test__ = False  # a serializer, not a pytest class
 

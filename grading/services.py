@@ -116,7 +116,7 @@ def run_grade(
     progress: GradingProgress | None = None, qids: Collection[str] | None = None,
     claim: Claim | None = None,
 ) -> GradeReport:
-    """Grade an AC run with `judge` (DESIGN.md section 5) and link every record to its judgment.
+    """Grade an AC run with `judge` (docs/judging.md) and link every record to its judgment.
 
     1. Entailment of every nugget record against the passage its PassageKey names.
     2. Answer evaluation per question with only the entailed nuggets; a question
@@ -556,7 +556,7 @@ def run_grading(
                                      progress=progress, claim=claim)
             # Rubric grades have no second slot, and need none: a grade belongs to a
             # passage and an item (PassageItemGrade, one per pair), shared by every run
-            # and track, and DESIGN.md section 10 defines no judge agreement for them
+            # and track, and no judge agreement is defined for them
             # (judge_agreement and the disagreement filter are R2C2's). A second judge's
             # rubric pass would cost judge calls whose labels nothing reads.
             second = None if run.track.is_rubric else second_judge(run.track)

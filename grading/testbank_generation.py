@@ -1,4 +1,4 @@
-"""Drafting a RUBRIC campaign's test bank with the judge (DESIGN.md section 10).
+"""Drafting a RUBRIC campaign's test bank with the judge (docs/rubric.md).
 
 `testbank_generate` asks the judge (the versioned prompt and JSON schema of
 grading/llm/rubric.py, `bank_items_request`) for N items per query that has none, and

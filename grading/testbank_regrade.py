@@ -1,7 +1,7 @@
-"""What a change to a RUBRIC campaign's test bank sets going (DESIGN.md section 10).
+"""What a change to a RUBRIC campaign's test bank sets going (docs/rubric.md).
 
-"Grading always uses the current bank; editing an item's text makes its earlier grades
-stale." Once runs are graded, an item that is added or edited is graded at once on the
+Grading always uses the current bank, and editing an item's text makes its earlier
+grades stale. Once runs are graded, an item that is added or edited is graded at once on the
 passages already graded for its query, and only that item: the other items' pairs keep
 their grades (`rubric_items_grade`). Then the campaign is scored again, so the
 leaderboards follow the bank. A retired item needs no judge: its grades stop counting,

@@ -1,5 +1,5 @@
-"""REST API v1 for the verification analyses of a ranking or response track (DESIGN.md
-section 10): the grid, verify grading, and the manual-qrels lists (missing from the
+"""REST API v1 for the verification analyses of a ranking or response track (docs/rubric.md):
+the grid, verify grading, and the manual-qrels lists (missing from the
 test bank, spurious items), as JSON: what the organiser pages show
 (frontend/rubric/verification.py), from the same selectors
 (grading/verification_selectors.py). Thin views.

@@ -1,5 +1,5 @@
-"""What the verification analyses of a ranking or response track read (DESIGN.md
-section 10): the grid, verify grading, a passage with its grades, and the manual-qrels
+"""What the verification analyses of a ranking or response track read (docs/rubric.md):
+the grid, verify grading, a passage with its grades, and the manual-qrels
 lists (missing from the test bank, spurious items). The organiser pages
 (frontend/rubric/verification.py) and the JSON API (grading/verification_api.py) show
 the same reads.

@@ -1,4 +1,4 @@
-"""REST API v1 for scoring and leaderboards (DESIGN.md sections 8 and 9). Thin views."""
+"""REST API v1 for scoring and leaderboards (docs/api.md). Thin views."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from submissions.models import Run
 from submissions.selectors import run_for_user
 
 # The same words whether the run is missing, hidden or not scored, and no id in them
-# (DESIGN.md section 7: what one may not see answers exactly as if it did not exist).
+# (docs/access.md: what one may not see answers exactly as if it did not exist).
 NO_SCORES = "No scores of this run that you may see yet."
 NO_RUBRIC_QRELS = "no Rubric-Qrels of track {track} of {slug} that you may see"
 #: The graded pool of a ranking/response track in the Autograding Workbench's JSONL.
@@ -184,7 +184,7 @@ def _rubric_track(request: Request, campaign: Campaign) -> Track:
 
 class RubricQrelsView(APIView):
     # Everyone may ask; who gets the qrels is the leaderboard's rule (rubric_qrels_visible)
-    # and anyone else gets the 404 of what does not exist (DESIGN.md section 7).
+    # and anyone else gets the 404 of what does not exist.
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(

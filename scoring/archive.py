@@ -1,4 +1,4 @@
-"""The results archive of a campaign (issue 17, part 4): one zip that proves its numbers.
+"""The results archive of a campaign: one zip that proves its numbers.
 
 `campaign_archive_write` writes, for organisers (`full`): the campaign file regenerated
 from the database, the questions and gold answers, the test bank and its history, the
@@ -9,7 +9,7 @@ scoring/exports.py), the software versions, and a manifest of sha256 sums
 (scoring/archive_format.py). `python -m scoring.replay` recomputes every published
 number from it alone.
 
-For a participant (`public`, DESIGN.md section 7): their team's runs, the shared PR
+For a participant (`public`, docs/access.md): their team's runs, the shared PR
 runs (after pr_due), their own marked runs once published, the published leaderboards
 (other teams' AC confidences withheld), the Rubric-Qrels behind published boards, the
 questions and the software versions; no gold answers, test bank, judgments or other
@@ -65,7 +65,7 @@ from submissions.formats.test_bank import write_test_bank
 from submissions.models import Run, RunAction, RunStatus
 from submissions.selectors import shared_pr_runs
 
-#: Per-question values that stay their team's (DESIGN.md section 7): an AC run's
+#: Per-question values that stay their team's: an AC run's
 #: confidences (frontend/results/drilldown.py withholds the same ones on the pages).
 TEAM_OWN_MEASURES = frozenset({"confidence"})
 #: Packages whose versions the numbers depend on (software.json).
@@ -132,7 +132,7 @@ def _username(user: Any) -> str | None:
 # --- the campaign file, questions, test bank --------------------------------------
 
 def campaign_yaml(*, campaign: Campaign, full: bool) -> str:
-    """The campaign file (DESIGN.md section 9), regenerated from the database: what
+    """The campaign file (docs/campaign-file.md), regenerated from the database: what
     `load_campaign` would need to make this campaign again, the data files being the
     archive's own members. The public archive leaves out gold answers, test bank,
     corpus and people."""
@@ -299,7 +299,7 @@ def _write_runs(members: _Members, runs: list[Run], *, campaign: Campaign,
 
 
 def _write_marked_runs(members: _Members, runs: Iterable[Run]) -> None:
-    """The marked AC run (DESIGN.md section 4) of each judged AC run, with each answer's
+    """The marked AC run (docs/formats.md) of each judged AC run, with each answer's
     verdict beside it, as scoring/exports.py writes them."""
     for run in runs:
         blocks = marked_run(run=run)
@@ -402,7 +402,7 @@ def _write_leaderboards(members: _Members, evaluations: list[Evaluation], *,
         track = evaluation.track
         qrels_member = None
         if evaluation.qrels and (full or track.kind in RUBRIC_TRACK_KINDS):
-            # PR qrels are the organisers' (DESIGN.md section 8); the Rubric-Qrels of a
+            # PR qrels are the organisers' (docs/access.md); the Rubric-Qrels of a
             # published board are anyone's who may see it (scoring/rubric_selectors.py).
             qrels_member = fmt.qrels_member(track.slug)
             write = qrels_text if track.kind == TrackKind.PR else rubric_qrels_text

@@ -1,7 +1,7 @@
 """A leaderboard as the pages, exports and API read it: one snapshot's rows and statistics.
 
 Typed, so that a renamed key fails mypy rather than a page. `as_json()` gives the API's
-shape (DESIGN.md section 9) and `Statistics.from_json` reads what a snapshot stored,
+shape (docs/api.md) and `Statistics.from_json` reads what a snapshot stored,
 older snapshots included (they lack the per-measure intervals, which then show only
 for the main measure).
 """
@@ -186,7 +186,7 @@ class Leaderboard:
     judge: str
     computed_at: datetime
     published: bool
-    stale: bool  # computed before the latest judgment edit (DESIGN.md section 5.4)
+    stale: bool  # computed before the latest judgment edit (docs/judging.md)
     edited_judgments: int
     needs_review: int
     fingerprint: str
@@ -194,7 +194,7 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     statistics: Statistics
     # A ranking/response track's settings its numbers depend on (min_grade, label,
-    # cover_k, depth: DESIGN.md section 10), sent beside the rows; empty for PR and AC.
+    # cover_k, depth), sent beside the rows; empty for PR and AC.
     params: dict[str, Any] = field(default_factory=dict)
     # How the labels behind it were decided, per kind, when it was published.
     labels: dict[str, Any] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""REST API v1 for meta-evaluation (DESIGN.md section 10): organisers upload a manual
+"""REST API v1 for meta-evaluation (docs/rubric.md): organisers upload a manual
 reference of a ranking/response track and read how the Rubric grades agree with it.
 Thin views; organisers only, answering everyone else as the other organiser endpoints
 do (campaign.api.organiser_campaign): the upload a 403, the comparison, which is not

@@ -1,4 +1,4 @@
-"""Reads for meta-evaluation (DESIGN.md section 10): a ranking or response track's latest
+"""Reads for meta-evaluation (docs/rubric.md): a ranking or response track's latest
 snapshot set against the organisers' manual reference.
 
 Rank correlation is per leaderboard measure of the track's kind (the catalogue's
@@ -48,7 +48,7 @@ class MetaEvaluation:
     confusion: dict[str, dict[str, int]] | None
 
     def as_json(self) -> dict[str, Any]:
-        """The API's shape (DESIGN.md section 10), with what the numbers rest on beside."""
+        """The API's shape, with what the numbers rest on beside."""
         passages = (sum(sum(row.values()) for row in self.confusion.values())
                     if self.confusion is not None else None)
         return {

@@ -35,7 +35,7 @@ class Evaluation(models.Model):
     statistics = models.JSONField(default=dict, blank=True)
     qrels = models.JSONField(default=dict, blank=True,
                              help_text="PR: derived qrels used; ranking/response: Rubric-Qrels")
-    # What a RUBRIC snapshot's numbers depend on besides the grades (DESIGN.md section 10):
+    # What a RUBRIC snapshot's numbers depend on besides the grades:
     # the track's min_grade, label, cover_k and depth then; a later edit of the track
     # leaves the published numbers explained. Empty for PR and AC snapshots.
     params = models.JSONField(default=dict, blank=True,
@@ -105,7 +105,7 @@ class RunScore(models.Model):
 
 class ManualReference(models.Model):
     """The organisers' manual judgments of a ranking or response track, to meta-evaluate
-    its Rubric grades against (DESIGN.md section 10): manual qrels and/or the official
+    its Rubric grades against (docs/rubric.md): manual qrels and/or the official
     leaderboard.
 
     An upload replaces the track's reference as a whole; the one it replaces is kept,

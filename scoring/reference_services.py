@@ -1,4 +1,4 @@
-"""Writes for meta-evaluation (DESIGN.md section 10): the organisers' manual reference of
+"""Writes for meta-evaluation (docs/rubric.md): the organisers' manual reference of
 a ranking or response track, its manual qrels and/or official leaderboard."""
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ class _Archive:
 
     def read_labels(self) -> None:
         """Every official label the judgments give, by where it is used. The label that
-        counts is an organiser's edit if any, else the judge's (DESIGN.md section 5.4)."""
+        counts is an organiser's edit if any, else the judge's."""
         if self._labels_read:
             return
         self._labels_read = True

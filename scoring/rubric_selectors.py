@@ -1,4 +1,4 @@
-"""Reads for the RUBRIC tracks (ranking, response; DESIGN.md section 10): what scoring,
+"""Reads for the RUBRIC tracks (ranking, response): what scoring,
 the Rubric-Qrels endpoint and the workbench export take from the database.
 
 A track's pool is what grading rates of its graded runs (`passages_to_grade`, and

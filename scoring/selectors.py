@@ -134,7 +134,7 @@ def graded_ac_runs(*, campaign: Campaign) -> list[Run]:
 
 
 def derived_qrels(blocks: Mapping[int, list[JudgedAnswerBlock]]) -> dict[str, dict[str, int]]:
-    """PR qrels from the relevant nuggets of every graded AC run (DESIGN.md section 4)."""
+    """PR qrels from the relevant nuggets of every graded AC run (docs/formats.md)."""
     return derive_pr_qrels(
         [m for block in run_blocks if block.complete for m in block.marked.nuggets]
         for run_blocks in blocks.values()
@@ -142,11 +142,11 @@ def derived_qrels(blocks: Mapping[int, list[JudgedAnswerBlock]]) -> dict[str, di
 
 
 def campaign_qrels(*, campaign: Campaign) -> dict[str, dict[str, int]]:
-    """The PR qrels the campaign's current judgments give (DESIGN.md section 4)."""
+    """The PR qrels the campaign's current judgments give."""
     return derived_qrels({run.pk: marked_run(run=run) for run in graded_ac_runs(campaign=campaign)})
 
 
-# --- what stands between a snapshot and its publication (DESIGN.md section 5.4) ---------
+# --- what stands between a snapshot and its publication (docs/judging.md) ---------------
 STALE_SNAPSHOT = (
     "the scores of track {track} were computed at {computed} UTC, before the latest judgment "
     "edit ({edited} UTC): run `python manage.py score {slug}` (or wait for the worker) and "
@@ -170,7 +170,7 @@ def judgment_edit_count(*, campaign: Campaign) -> int:
 
 
 def evaluation_stale(*, evaluation: Evaluation) -> bool:
-    """Was this snapshot computed before the latest judgment edit (DESIGN.md section 5.4)?
+    """Was this snapshot computed before the latest judgment edit?
 
     Any edit in the campaign counts, not only those of the track's own runs: a PR track's
     qrels come from every AC track's judgments, one judgment serves every record with the

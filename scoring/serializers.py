@@ -49,7 +49,7 @@ class RubricTrackQuerySerializer(serializers.Serializer[dict[str, Any]]):
 
 # --- for the OpenAPI schema only -------------------------------------------------------
 class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
-    """One track's snapshot (DESIGN.md section 9)."""
+    """One track's snapshot (docs/api.md)."""
 
     track = serializers.CharField()
     kind = serializers.ChoiceField(choices=["ac", "pr", "ranking", "response"])

@@ -78,7 +78,7 @@ def tested_measures(track: Track) -> list[str]:
 def track_score_ac(*, track: Track, qids: list[str],
                    blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run],
                    judgment_edits_seen: int) -> Evaluation:
-    """Score every graded AC run of the track (DESIGN.md section 6) into a new snapshot.
+    """Score every graded AC run of the track (docs/measures.md) into a new snapshot.
 
     `judgment_edits_seen`: the campaign's edit count taken before `blocks_of` was read.
     """
@@ -162,7 +162,7 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
 
 @transaction.atomic
 def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
-    """Score every graded run of a ranking or response track (DESIGN.md section 10).
+    """Score every graded run of a ranking or response track (docs/measures.md).
 
     Rubric-Qrels from the grades of the track's pool by its `label` and `min_grade`;
     each run's Rubric-Cover@k (k = `cover_k`; a response: all its segments), n-EXAM
@@ -287,7 +287,7 @@ def evaluation_publish(
     """Publish a snapshot: participants see it now, the public after results_release.
 
     Refused (PublishRefused, nothing written) while the snapshot is stale (computed
-    before the latest judgment edit, DESIGN.md section 5.4) or rests on doubtful judgments
+    before the latest judgment edit) or rests on doubtful judgments
     no organiser has reviewed. `force` publishes over the doubt only, and records who
     did, when, over how many judgments and under which threshold (PublishOverride).
     """

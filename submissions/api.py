@@ -1,4 +1,4 @@
-"""REST API v1 for runs (DESIGN.md section 8). Thin: parse, call one service, render."""
+"""REST API v1 for runs (docs/api.md). Thin: parse, call one service, render."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ from submissions.services import INVALID_RUN, RunRefused, run_check_campaign_ope
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
 NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} ({zone})"
-# The same words whether the run is missing or hidden, and no id in them (DESIGN.md
-# section 7: what one may not see answers exactly as if it did not exist).
+# The same words whether the run is missing or hidden, and no id in them (docs/access.md:
+# what one may not see answers exactly as if it did not exist).
 RUN_NOT_FOUND = "No such run."
 
 
@@ -248,7 +248,7 @@ class SharedPrRunsZipView(APIView):
                  "shared yet (the detail says when)"})},
         summary="All shared PR runs as one zip (after the PR deadline)")
     def get(self, request: Request, slug: str) -> FileResponse:
-        # 404 for what one may not see (DESIGN.md section 7): to someone not in the
+        # 404 for what one may not see: to someone not in the
         # campaign, exactly as for a missing campaign; to its teams before pr_due, with
         # the date, which the campaign's public timeline says anyway.
         campaign = campaign_named(request, slug)

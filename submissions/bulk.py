@@ -84,7 +84,7 @@ def run_track(
     """The track of a campaign (`tracks`) that the run file `name` goes to.
 
     A PR or AC name says its kind; the campaign's first track of that kind (by slug)
-    takes it. A ranking or response name (``[Team]-[label]``, DESIGN.md section 10)
+    takes it. A ranking or response name (``[Team]-[label]``)
     does not: the campaign's only ranking/response track takes it; with several, the
     content decides (`head`, the file's first bytes, or what reads them: only then are
     they read): a response run is JSONL, so its first character is ``{``, which no TREC

@@ -283,7 +283,7 @@ class NuggetRecord(models.Model):
 
 class RankedPassageQuerySet(models.QuerySet["RankedPassage"]):
     def graded(self) -> RankedPassageQuerySet:
-        """The passages grading rates (DESIGN.md section 10): a ranking run's top
+        """The passages grading rates: a ranking run's top
         `track.depth` of each query, every segment of a response run (its Rubric-Cover
         counts them all). The one statement of the rule: grading, the judgments list,
         the publishing gate and the Rubric-Qrels pool all read it."""
@@ -292,7 +292,7 @@ class RankedPassageQuerySet(models.QuerySet["RankedPassage"]):
 
 
 class RankedPassage(models.Model):
-    """A passage of a ranking or response run (DESIGN.md section 10), in the run's order.
+    """A passage of a ranking or response run, in the run's order.
 
     Ranking runs: a line ``qid Q0 docid rank score tag``; `rank` is the passage's place in
     trec_eval's order (by score, then docid, both descending; 1 = best), not the rank

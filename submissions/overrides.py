@@ -50,7 +50,7 @@ class OverrideRefused(Exception):
 
 
 def _checked_reason(reason: str) -> str:
-    # Held to the rule of every free text (DESIGN.md section 4), as a description is.
+    # Held to the rule of every free text (docs/formats.md), as a description is.
     problem = text_problem(reason, what="reason", line_breaks=True, cap=NOTE)
     if problem is not None:
         raise OverrideRefused(400, problem, "reason")

@@ -1,4 +1,4 @@
-"""Storing the passages of ranking and response runs (DESIGN.md section 10).
+"""Storing the passages of ranking and response runs.
 
 Part of `run_submit` (submissions.services), inside its transaction: each function parses
 a file, and when it has no problem stores its passages as `RankedPassage` rows, a batch
@@ -19,7 +19,7 @@ from submissions.formats.response_run import KEY_TEXT, parse_response_run, respo
 from submissions.formats.trec_run import parse_trec_run
 from submissions.models import RankedPassage, Run
 
-#: A segment is a passage like any other (DESIGN.md section 4's limit on a passage): the
+#: A segment is a passage like any other (held to the limit on a passage): the
 #: 100-word cut alone does not bound it, since a "word" is any run of non-space characters.
 SEGMENT_TOO_LONG = (
     "found {chars} characters in segment {rank} of the response; expected at most "

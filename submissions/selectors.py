@@ -124,7 +124,7 @@ class PassageToGrade:
 
 
 def passages_to_grade(*, run: Run, qids: Collection[str] | None = None) -> list[PassageToGrade]:
-    """What grading rates of `run` (DESIGN.md section 10), by qid, then in rank order.
+    """What grading rates of `run`, by qid, then in rank order.
 
     A ranking run: the top `track.depth` passages of each query in trec_eval's order,
     each with its corpus text. A response run: every segment of each response (the

@@ -200,7 +200,7 @@ def _check_rules(
     """The run's team and whether the uploader organises, or RunRefused."""
     campaign = track.campaign
     # Every way in (API, pages, zip, submit_runs) passes here: the description is held to
-    # the rule of every free text (DESIGN.md section 4) before it can reach the database.
+    # the rule of every free text (docs/formats.md) before it can reach the database.
     problem = text_problem(description, what="description", line_breaks=True, cap=NOTE)
     if problem is not None:
         raise RunRefused(400, problem, [{"field": "description", "message": problem}])
@@ -233,7 +233,7 @@ def _check_rules(
 
 
 def _r2c2_run_team(track: Track, name: str) -> str:
-    """The team a PR or AC run name names, or RunRefused (DESIGN.md section 4)."""
+    """The team a PR or AC run name names, or RunRefused."""
     run_name = parse_run_name(name)
     if run_name is None:
         raise RunRefused(400, BAD_RUN_NAME.format(name=name),
@@ -251,7 +251,7 @@ def _r2c2_run_team(track: Track, name: str) -> str:
 
 
 def _rubric_run_team(track: Track, name: str) -> str:
-    """The team a ranking or response run name names, or RunRefused (DESIGN.md 10).
+    """The team a ranking or response run name names, or RunRefused.
 
     The name carries no number: the quota is the count of the team's current runs.
     """

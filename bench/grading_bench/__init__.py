@@ -1,4 +1,4 @@
-"""Benchmark: grading >= 5,000 nugget records through the R2C2 judge pipeline (issues 4, 16).
+"""Benchmark: grading >= 5,000 nugget records through the R2C2 judge pipeline.
 
 Starts a local OpenAI-compatible fake judge in a child process: the tests' scripted
 server (tests/grading/scripted_server), threaded HTTP/1.1 on 127.0.0.1, with a responder

@@ -1,4 +1,4 @@
-"""Benchmark: grading 50 ranking runs x 50 queries x depth 20 over a shared pool (issue 14).
+"""Benchmark: grading 50 ranking runs x 50 queries x depth 20 over a shared pool.
 
 Writes a synthetic RUBRIC campaign: Q queries (default 50) with I exam questions each
 in the test bank (default 5), a corpus pool of P passages per query (default 60), and R

@@ -1,4 +1,4 @@
-"""Reading a campaign description (YAML, DESIGN.md sections 9 and 10) into a CampaignSpec.
+"""Reading a campaign description (YAML, docs/campaign-file.md) into a CampaignSpec.
 
 Pure: no Django imports, so the file can be checked on its own (a CLI, a pre-commit
 hook). Every problem found is collected and reported at once; each message names
@@ -64,7 +64,7 @@ __all__ = [
 
 TRACK_DUE_ORDER = "{file}: {key} ({due}) is {relation} phases.{phase} ({at})"
 # A gold check without a gold answer has nothing to compare with: refused here, not
-# found out by the judge (DESIGN.md section 5).
+# found out by the judge.
 GOLD_ANSWER_MISSING = (
     "{file}: question {qid} has no gold answer, but track {track} checks answers against "
     "the gold answers (answer_check: {check}); expected a '{qid};[answer]' line in {gold}"
@@ -131,7 +131,7 @@ class CampaignSpec:
     agreement_target: float = 0.9
     agreement_risk: float = 0.1
     judge_thresholds: dict[str, float] = field(default_factory=dict)
-    # RUBRIC campaigns (DESIGN.md section 10): the corpus is streamed by the loader, so
+    # RUBRIC campaigns: the corpus is streamed by the loader, so
     # only its path is here; the test bank is small and parsed whole.
     corpus: Path | None = None
     test_bank: tuple[QueryBank, ...] = ()

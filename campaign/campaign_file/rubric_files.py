@@ -1,4 +1,4 @@
-"""The data files of a RUBRIC campaign: `corpus:` and `test_bank:` (DESIGN.md section 10).
+"""The data files of a RUBRIC campaign: `corpus:` and `test_bank:` (docs/rubric.md).
 
 The test bank is small (a few items per query) and is parsed here whole, with every
 problem named by its line. The corpus may hold a million passages: here its path is only

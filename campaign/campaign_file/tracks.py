@@ -1,5 +1,5 @@
 """The `tracks:` list of a campaign file: R2C2 tracks (pr, ac) and RUBRIC tracks
-(ranking, response; DESIGN.md section 10).
+(ranking, response; docs/campaign-file.md).
 
 A RUBRIC track has its own deadline (`due`) and the settings its grading and scoring
 read: `depth` (passages graded per query), `min_grade` (the grade an item must reach to
@@ -51,11 +51,11 @@ TRACK_KEYS = (*R2C2_TRACK_KEYS, *RUBRIC_TRACK_KEYS, "significance_tests")
 SECOND_JUDGE_KEYS = ("base_url", "model")
 RUBRIC_ANSWER_CHECKS = tuple(str(check) for check in RubricAnswerCheck)
 #: label: max = the highest grade over the query's items; count = how many items reach
-#: min_grade (DESIGN.md section 10, Rubric-Qrels).
+#: min_grade (Rubric-Qrels, docs/measures.md).
 RUBRIC_LABELS = ("max", "count")
 
 DEFAULT_DEPTH = 20
-# DESIGN.md section 10's example track; on the self-rating scale (grading/llm/prompts.py,
+# On the self-rating scale (grading/llm/prompts.py,
 # "Pencils Down!" Table 2) 4 is the lowest grade at which the passage answers the item.
 DEFAULT_MIN_GRADE = 4
 DEFAULT_COVER_K = 10
@@ -73,7 +73,7 @@ class TrackSpec:
     answer_check: str = "nuggets"
     second_judge_base_url: str = ""
     second_judge_model: str = ""
-    # RUBRIC tracks only (ranking, response): DESIGN.md section 10.
+    # RUBRIC tracks only (ranking, response).
     due: datetime | None = None
     depth: int = DEFAULT_DEPTH
     min_grade: int = DEFAULT_MIN_GRADE

@@ -25,7 +25,7 @@ class CalibrationPoint:
 def hmr_iso_curve(level: float, samples: int = 200) -> tuple[list[float], list[float]]:
     """Points (R_O, R_U) with HMR = `level`: R_U = h R_O / (2 R_O - h), for R_U <= 1.
 
-    From HMR = 2 R_O R_U / (R_O + R_U) (DESIGN.md section 6) solved for R_U; R_U <= 1
+    From HMR = 2 R_O R_U / (R_O + R_U) (docs/measures.md) solved for R_U; R_U <= 1
     holds for R_O >= h / (2 - h).
     """
     start = level / (2 - level)

@@ -2,7 +2,7 @@
 run, its reliability diagram.
 
 Published per-question scores are public; an AC run's confidences are not: they stay its
-team's and the organisers' even after publication (DESIGN.md section 7). So everyone else
+team's and the organisers' even after publication (docs/access.md). So everyone else
 sees neither the confidence column nor the reliability diagram, whose bins would give a
 confidence away wherever a bin holds one answer.
 """
@@ -33,7 +33,7 @@ from scoring.models import RunScore
 from scoring.selectors import evaluation_visible
 
 NO_SUCH_RESULT = "No such run in the results you may see."
-#: Per-question values of a run that are its team's own, not scores (DESIGN.md section 7).
+#: Per-question values of a run that are its team's own, not scores.
 TEAM_OWN_MEASURES = frozenset({"confidence"})
 
 

@@ -324,7 +324,7 @@ def plot_sections(board: Leaderboard, reference: ManualReference | None = None, 
     An AC run's reliability diagram is shown only where `team_own(team)` holds for its
     team (the viewer's own team, or every team for organisers): its bins give a
     confidence away wherever a bin holds one answer, and confidences stay the team's own
-    (DESIGN.md section 7)."""
+    (docs/access.md)."""
     ident, section = f"{board.track}-plot", f"{board.track}-plots"
     loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 

@@ -33,7 +33,7 @@ from scoring.selectors import leaderboards_visible
 @dataclass(frozen=True)
 class CampaignTime:
     """A moment as the pages show it: in the campaign's time zone, with UTC on hover
-    (DESIGN.md section 7: deadlines are enforced in UTC, shown in the campaign's zone)."""
+    (deadlines are enforced in UTC, shown in the campaign's zone)."""
 
     utc: datetime
     local: datetime
@@ -53,7 +53,7 @@ class BoardView:
     kind_label: str
     published: bool
     public_from: CampaignTime | None  # published, not yet public: when it will be
-    stale: bool  # computed before the latest judgment edit (DESIGN.md section 5.4)
+    stale: bool  # computed before the latest judgment edit (docs/judging.md)
     judge: str
     computed_at_utc: datetime
     computed_at_local: datetime
@@ -68,7 +68,7 @@ class BoardView:
     labels: list[str]  # per kind, how the labels behind a published board were decided
 
 
-#: How the pages name the settings a RUBRIC snapshot records (DESIGN.md section 10).
+#: How the pages name the settings a RUBRIC snapshot records.
 SETTING_LABELS = {
     "min_grade": "Grade threshold (min_grade)",
     "label": "Rubric-Qrels label",

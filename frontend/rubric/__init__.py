@@ -1,4 +1,4 @@
-"""Organiser pages of RUBRIC campaigns (DESIGN.md section 10): the test bank (testbank)
+"""Organiser pages of RUBRIC campaigns (docs/rubric.md): the test bank (testbank)
 and the verification pages of a ranking or response track (verification), over the
 reads of grading.verification_selectors; forms in `forms`. The views are named here,
 where frontend/urls.py finds them."""

@@ -1,4 +1,4 @@
-"""The test-bank pages (DESIGN.md section 10): a campaign's items per query with their
+"""The test-bank pages (docs/rubric.md): a campaign's items per query with their
 status; add, edit (note required) and retire (note required), each an audited call of
 campaign.testbank's services. Secret: organisers only, 404 for everyone else, as the
 test-bank API answers."""

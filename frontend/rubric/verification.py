@@ -1,4 +1,4 @@
-"""The verification pages of a ranking or response track (DESIGN.md section 10):
+"""The verification pages of a ranking or response track (docs/rubric.md):
 the grid (passages x items, grade and extracted answer, post-edited in place), verify
 grading (each item's answers grouped by grade), a passage with its grades, and the
 manual-qrels lists (missing from the test bank, spurious items). Organisers of the

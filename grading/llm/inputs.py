@@ -3,7 +3,7 @@
 A `JudgeRequest` carries everything that determines the judge's input except the model
 and decoding parameters, which belong to the judge (the client's configuration). The
 content hash of all of them is the cache key of a judgment: identical inputs under the
-same judge and prompt version are judged once (DESIGN.md section 5.3).
+same judge and prompt version are judged once (docs/judging.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Strict parsing of judge replies into labels (DESIGN.md section 5).
+"""Strict parsing of judge replies into labels (docs/judging.md).
 
 A reply is accepted only when it is exactly the JSON object its schema describes: no
 missing or extra fields, no repeated keys, booleans that are booleans (not 0/1 or

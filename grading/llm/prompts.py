@@ -1,4 +1,4 @@
-"""Versioned prompt templates for the two R2C2 judgments (DESIGN.md section 5).
+"""Versioned prompt templates for the two R2C2 judgments (docs/judging.md).
 
 Each template returns chat `messages`: a system message holding the fixed instructions,
 then one user message with the variable parts. The fixed part comes first and is
@@ -27,7 +27,7 @@ ANSWER_PROMPT_VERSION = "answer-v1"
 
 
 class AnswerCheck(StrEnum):
-    """What the judge checks an answer against (per AC track, DESIGN.md section 5).
+    """What the judge checks an answer against (per AC track, its `answer_check`).
 
     A `StrEnum`, so the plain strings stored in `Track.answer_check` compare equal to it.
     """
@@ -127,7 +127,7 @@ def answer_messages(
     ]
 
 
-# --- RUBRIC / EXAM++ autograding (DESIGN.md section 10) ---------------------------
+# --- RUBRIC / EXAM++ autograding (docs/rubric.md) ---------------------------------
 #
 # Three more prompts, each versioned like the R2C2 ones: the self-rating of a passage on
 # a test-bank item, the generation of a query's test bank, and the `llm` check of an

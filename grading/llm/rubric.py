@@ -2,7 +2,7 @@
 
 Per (passage, test-bank item) the judge self-rates answerability on the 0..5 scale of
 "Pencils Down!" (Farzi & Dietz, ICTIR 2024, Table 2) and extracts the answer, kept for
-human verification (DESIGN.md section 10). Two rules from EXAM++ (Farzi & Dietz,
+human verification (docs/rubric.md). Two rules from EXAM++ (Farzi & Dietz,
 LLM4Eval 2024, section 4.2.1) turn a reply into a grade:
 - an extracted answer that expresses unanswerability ("unanswerable", "no answer",
   ...) makes the grade 0, whatever the model rated;
@@ -61,7 +61,7 @@ from grading.llm.schemas import (
     rubric_response_format,
 )
 
-#: The grade of a reply that never parsed (DESIGN.md section 10): low but not 0, so
+#: The grade of a reply that never parsed: low but not 0, so
 #: it neither counts as an answer nor silently as "no answer"; a person decides.
 UNPARSED_GRADE = 1
 
@@ -233,8 +233,8 @@ def answer_matches_key(answer: str, key_answers: Sequence[str]) -> bool:
 
     A match when the Levenshtein distance of the normalised strings is under
     KEY_MATCH_RATIO (20%) of the longer one's length. An empty normalised answer
-    matches nothing. Source: Farzi & Dietz, "EXAM++", LLM4Eval 2024; DESIGN.md
-    section 10 (`answer_check: key`).
+    matches nothing. Source: Farzi & Dietz, "EXAM++", LLM4Eval 2024 (`answer_check:
+    key`).
     """
     given = normalise_answer(answer)
     if not given:

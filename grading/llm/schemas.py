@@ -87,7 +87,7 @@ def answer_response_format(nugget_nums: Collection[int]) -> JsonObject:
     return response_format(ANSWER_SCHEMA_NAME, answer_schema(nugget_nums))
 
 
-# --- RUBRIC / EXAM++ autograding (DESIGN.md section 10) ---------------------------
+# --- RUBRIC / EXAM++ autograding (docs/rubric.md) ---------------------------------
 
 RUBRIC_SCHEMA_NAME = "rubric_grade"
 TESTBANK_SCHEMA_NAME = "rubric_testbank"
@@ -99,7 +99,7 @@ ANSWER_MAX_LENGTH = 300  # an extracted answer or mention: a few words, kept for
 ITEM_MAX_LENGTH = 300  # a generated question or nugget
 MAX_KEY_ANSWERS = 3  # answers the generator may give per question
 
-# The grade first, then the answer, as DESIGN.md section 10 writes the object.
+# The grade first, then the answer: `{"grade": 0..5, "answer": ...}`.
 RUBRIC_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {

@@ -9,7 +9,7 @@ A set is a UTF-8 JSON Lines file, one item per line, of two kinds:
      "correct": true, "relevant": [1]}
 
 Answer items list only entailed nuggets (the answer step never sees bogus ones), and
-`relevant` is empty unless `correct`, as DESIGN.md section 5 defines the labels.
+`relevant` is empty unless `correct`, as the R2C2 task defines the labels.
 `read_labelled_set` checks every line and reports every problem with its line number.
 """
 

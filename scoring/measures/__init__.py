@@ -1,5 +1,5 @@
 """Every evaluation formula of the service, as pure functions on plain types and numpy
-arrays (DESIGN.md section 6). Nothing here imports Django or an app; the one package
+arrays (docs/measures.md). Nothing here imports Django or an app; the one package
 imported from outside is the lowest pure one, `submissions.formats`, for the vocabulary
 the run files define (`PassageKey`, the nugget marks B/R/N), re-exported here.
 

@@ -2,7 +2,7 @@
 
 Accuracy, nugget precision and the calibration measures O, U, R_O, R_U and HMR follow
 Sakai's definition for the NTCIR-19 R2C2 task ("RAG Responses: Confident and Correct?",
-task definition), restated in DESIGN.md section 6. ECE and the Brier score are shown
+task definition); docs/measures.md restates them. ECE and the Brier score are shown
 beside HMR for reference.
 
 Conventions fixed here (a campaign has N questions, confidence p(i) = score / 100):
@@ -24,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-# The marks B, R, N are the marked AC run format's (DESIGN.md section 4), defined once in
+# The marks B, R, N are the marked AC run format's (docs/formats.md), defined once in
 # the lowest pure package, which the measures may import.
 from submissions.formats.marked_ac_run import MARKS, RELEVANT
 
@@ -147,7 +147,7 @@ class AcRunScores:
         }
 
     def leaderboard_row(self) -> dict[str, float]:
-        """The AC leaderboard columns (DESIGN.md section 9), full precision."""
+        """The AC leaderboard columns, full precision."""
         return {
             "accuracy": self.accuracy,
             "nugget_precision": self.nugget_precision,
@@ -162,7 +162,7 @@ class AcRunScores:
 def nugget_precision(marks: Sequence[str]) -> float:
     """Relevant nuggets / all returned nuggets (bogus included); 0 if none returned.
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     for mark in marks:
         if mark not in MARKS:
@@ -175,7 +175,7 @@ def nugget_precision(marks: Sequence[str]) -> float:
 def overconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
     """O = sum over the incorrect answers I- of p(i).
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     return float(p[~outcome].sum())
@@ -184,7 +184,7 @@ def overconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> floa
 def underconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
     """U = sum over the correct answers I+ of (1 - p(i)).
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     return float((1.0 - p[outcome]).sum())
@@ -193,7 +193,7 @@ def underconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> flo
 def r_o(o: float, n_incorrect: int) -> float:
     """R_O = 1 - O / |I-|, and 1 when I- is empty (nothing to be overconfident about).
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     return 1.0 if n_incorrect == 0 else 1.0 - o / n_incorrect
 
@@ -201,7 +201,7 @@ def r_o(o: float, n_incorrect: int) -> float:
 def r_u(u: float, n_correct: int) -> float:
     """R_U = 1 - U / |I+|, and 1 when I+ is empty (nothing to be underconfident about).
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     return 1.0 if n_correct == 0 else 1.0 - u / n_correct
 
@@ -209,7 +209,7 @@ def r_u(u: float, n_correct: int) -> float:
 def hmr(r_o_value: float, r_u_value: float) -> float:
     """HMR = 2 R_O R_U / (R_O + R_U), the harmonic mean of R_O and R_U; 0 if both are 0.
 
-    Source: NTCIR-19 R2C2 task definition (Sakai), DESIGN.md section 6.
+    Source: NTCIR-19 R2C2 task definition (Sakai).
     """
     total = r_o_value + r_u_value
     return 0.0 if total == 0 else 2.0 * r_o_value * r_u_value / total
@@ -220,8 +220,8 @@ def calibration_bins(
 ) -> npt.NDArray[np.intp]:
     """The ECE bin of each probability: k for p in [k/n, (k+1)/n), and n - 1 for p = 1.0.
 
-    Equal-width, left-closed bins with the last one closed (DESIGN.md section 6 fixes
-    10 equal-width bins; this module fixes the edges).
+    Equal-width, left-closed bins with the last one closed, so that p = 1.0 has a bin
+    (docs/measures.md).
     """
     if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
         raise ValueError(BAD_BIN_COUNT.format(n_bins=n_bins))
@@ -268,7 +268,7 @@ def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) ->
     """Score one judged AC run over the campaign's questions `qids` (N = len(qids)).
 
     `answers` maps qid to the judged answer block; a campaign question without one
-    counts as incorrect with p = 0 and nugget precision 0 (DESIGN.md section 6).
+    counts as incorrect with p = 0 and nugget precision 0 (docs/measures.md).
     Raises ValueError for an empty or repeated question list and for an answer to a
     question that is not in the campaign.
     """

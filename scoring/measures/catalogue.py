@@ -16,7 +16,7 @@ min_grade=..., cover_k=...)` (the run's rankings, the pool's grades, the test-ba
 ids per query, the track's Rubric-Qrels and settings).
 
 The RUBRIC track kinds, `ranking` (TREC runs) and `response` (generated responses),
-have the same columns (DESIGN.md section 10), computed together by `score_rubric_run`.
+have the same columns, computed together by `score_rubric_run`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _pr(key: str, label: str, description: str, **options: Any) -> Measure:
 
 
 def _rubric(kind: Kind) -> list[Measure]:
-    """The leaderboard of a ranking or response track: the keys of DESIGN.md section 10."""
+    """The leaderboard of a ranking or response track (docs/measures.md)."""
     return [
         Measure("rubric_cover@10", kind, "Rubric-Cover@10",
                 "share of the query's test-bank items graded at least min_grade in the "
@@ -125,7 +125,7 @@ CATALOGUE: list[Measure] = [
 ]
 
 #: The column a leaderboard is ranked by.
-#: A RUBRIC track by Rubric-Cover, its leaderboard's first column (DESIGN.md section 10).
+#: A RUBRIC track by Rubric-Cover, its leaderboard's first column.
 RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10", "ranking": "rubric_cover@10",
                             "response": "rubric_cover@10"}
 #: The measure of the topic-by-run matrix that the CIs and the ANOVA are computed on: a

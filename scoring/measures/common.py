@@ -48,7 +48,7 @@ def relevant_questions(qrels: Qrels) -> list[str]:
     """Questions with at least one relevant (grade >= 1) document, sorted.
 
     These are the questions ranking measures are averaged over, as trec_eval and
-    NTCIREVAL do (DESIGN.md section 6).
+    NTCIREVAL do.
     """
     return sorted(qid for qid, judged in qrels.items() if any(g >= 1 for g in judged.values()))
 

@@ -15,7 +15,7 @@ a pair of runs is the fraction of trials whose range reaches the pair's observed
 absolute difference in means; comparing with the maximum over all runs is what controls
 the familywise error rate.
 
-Speed (issue 16): a trial costs a random permutation of each of its topic x run cells,
+Speed: a trial costs a random permutation of each of its topic x run cells,
 so the work is done a step of trials at a time on whole arrays, in steps small enough
 (`CHUNK_CELLS`) that a step's keys, cells and scores stay in a core's cache. A row's
 random permutation is drawn by sorting random keys whose low bits are replaced by the

@@ -1,4 +1,4 @@
-"""PR qrels derived from marked AC runs (NTCIR-19 R2C2, DESIGN.md section 4).
+"""PR qrels derived from marked AC runs (NTCIR-19 R2C2; docs/formats.md).
 
 A PassageKey (PRrunname, PassageRank) names one passage a PR run returned for a
 question. Its grade is the number of relevant (R) nuggets that cite it over all AC runs
@@ -33,7 +33,7 @@ def derive_pr_qrels(marked_runs: Iterable[Iterable[MarkedNugget]]) -> dict[str, 
 
     Counts over every marked AC run given; only grades >= 1 appear. Questions are
     sorted by id and passages by (run, rank), so the result (and any file written from
-    it) is deterministic. Source: NTCIR-19 R2C2 task definition, DESIGN.md section 4.
+    it) is deterministic. Source: NTCIR-19 R2C2 task definition.
     """
     grades: Counter[tuple[str, str, int]] = Counter()
     for run in marked_runs:

@@ -5,7 +5,7 @@ Gains are linear: the gain of a document is its qrels grade (for R2C2, the numbe
 relevant nuggets citing the PassageKey), 0 if it is not in the qrels. Run-level means
 are taken over the questions with at least one relevant document, as trec_eval and
 NTCIREVAL do; a run that returned nothing for such a question scores 0 on it
-(DESIGN.md section 6).
+(docs/measures.md).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class PrRunScores:
         return measures
 
     def leaderboard_row(self) -> dict[str, float]:
-        """The PR leaderboard columns (DESIGN.md section 9), full precision."""
+        """The PR leaderboard columns, full precision."""
         return {key: scores.mean for key, scores in self.by_measure().items()}
 
     def per_question(self) -> dict[str, dict[str, float]]:

@@ -1,4 +1,4 @@
-"""RUBRIC / EXAM++ autograding measures (DESIGN.md section 10).
+"""RUBRIC / EXAM++ autograding measures (docs/measures.md).
 
 Each query has a test bank of items (exam questions or nuggets); an LLM self-rates how
 well a passage answers each item on a 0..5 scale. From those grades:
@@ -122,12 +122,11 @@ def rubric_trec_measures(
     level plays no part in it), averaged over the queries with a label >= 1. MAP, MRR
     and P@10 are binary: a passage is relevant when its label is at least `min_grade`
     (trec_eval `-l min_grade`, pytrec_eval's `relevance_level`), and they are averaged
-    over the queries with such a passage (DESIGN.md sections 6 and 10: the queries a
-    measure is defined on, as trec_eval and NTCIREVAL do; a run that returned nothing
-    for one scores 0 on it).
+    over the queries with such a passage (the queries a measure is defined on, as
+    trec_eval and NTCIREVAL do; a run that returned nothing for one scores 0 on it).
 
-    With `label: count` the relevance level still applies to the labels, as DESIGN.md
-    section 10 says literally: a passage is then relevant when it answers at least
+    With `label: count` the relevance level still applies to the labels: a passage is
+    then relevant when it answers at least
     `min_grade` items, not when it answers one at `min_grade`.
 
     `rankings` lists each query's passages in rank order (the run file's order by score,
@@ -242,13 +241,13 @@ def n_exam_run(
     run of the pool covers| (`pooled`, from `pooled_cover` over every run of the track).
 
     Source: Sander & Dietz, "EXAM", DESIRES 2021 (n-EXAM normalises the EXAM cover by
-    the questions answerable with any system's text); DESIGN.md section 10.
+    the questions answerable with any system's text).
 
     A query that no run covers is left out of the mean: its n-EXAM is 0/0, undefined,
-    as a query without relevant documents is left out of a trec_eval mean (DESIGN.md
-    section 6). The workbench scores it 0 for every run
-    instead; that scales every run's mean by the same factor and leaves the ranking as
-    it is, but it would pull the mean below 1 for a run that covers all there is.
+    as a query without relevant documents is left out of a trec_eval mean. The
+    workbench scores it 0 for every run instead; that scales every run's mean by the
+    same factor and leaves the ranking as it is, but it would pull the mean below 1 for
+    a run that covers all there is.
     """
     per_query: dict[str, float] = {}
     for qid in sorted(q for q, pool in pooled.items() if pool):
@@ -265,7 +264,7 @@ def n_exam_run(
 
 @dataclass(frozen=True)
 class RubricRunScores:
-    """Every leaderboard measure of one ranking or response run (DESIGN.md section 10)."""
+    """Every leaderboard measure of one ranking or response run."""
 
     rubric_cover: QuestionScores
     n_exam: QuestionScores
@@ -300,8 +299,8 @@ def score_rubric_run(
     `qrels` are the track's Rubric-Qrels (`rubric_qrels`, computed once for all runs),
     `pooled` the track's `pooled_cover` at the same `cover_k`; `cover_k` None for a
     response track (all its segments count). The leaderboard key stays
-    "rubric_cover@10", the contract's name (DESIGN.md section 10), whatever the
-    track's `cover_k`; the pages say which k it is.
+    "rubric_cover@10", the API's name, whatever the track's `cover_k`; the pages say
+    which k it is.
     """
     return RubricRunScores(
         rubric_cover=rubric_cover_run(rankings=rankings, grades=grades, items=items,
@@ -312,7 +311,7 @@ def score_rubric_run(
     )
 
 
-# --- Meta-evaluation against manual judgments (DESIGN.md section 10) ---
+# --- Meta-evaluation against manual judgments (docs/rubric.md) ---
 
 
 @dataclass(frozen=True)
@@ -359,7 +358,7 @@ def qrels_kappa(
     `relevant_level`, over the (query, passage) pairs that both judge.
 
     Cohen's formula is `stats.cohen_kappa` (Cohen, Educational and Psychological
-    Measurement 20(1), 1960); the pairing and binarisation are DESIGN.md section 10's.
+    Measurement 20(1), 1960); the pairing and binarisation: docs/rubric.md.
     """
     _check_min_grade(min_grade)
     _check_level(relevant_level)

@@ -1,4 +1,6 @@
-"""Pure parsers and writers for the run formats of R2C2 and RUBRIC campaigns (DESIGN.md 4, 10).
+"""Pure parsers and writers for the run formats of R2C2 and RUBRIC campaigns.
+
+The formats and their rules: docs/formats.md.
 
 One module per format, no Django imports, so the validators can be tested, benchmarked
 and reused (a CLI, a notebook) on their own:
@@ -11,7 +13,7 @@ and reused (a CLI, a notebook) on their own:
 - `qrels`: derived PR qrels, ``[qID] [PRrunname]:[PassageRank] [grade]``.
 - `res`: one TREC res file per PR run, its PassageKeys in rank order.
 
-And for RUBRIC / EXAM++ campaigns (DESIGN.md section 10):
+And for RUBRIC / EXAM++ campaigns:
 
 - `trec_run`: ranking runs in trec_eval's format, ``qid Q0 docid rank score tag``, ordered
   as trec_eval orders them; run names ``[Team]-[label]``.
@@ -23,8 +25,8 @@ And for RUBRIC / EXAM++ campaigns (DESIGN.md section 10):
 - `jsonl`, `control_characters`: what those formats share.
 
 And for every format: `control_characters` (NUL and the other control characters are
-refused, named by line, field and column) and `limits` (DESIGN.md section 4's caps on
-texts, the defaults of the service's settings). And for every upload: `upload_window`,
+refused, named by line, field and column) and `limits` (the caps on texts,
+the defaults of the service's settings). And for every upload: `upload_window`,
 when a track takes participants' runs and the words of a refusal outside that window (the
 campaign's time zone, to the minute), which the client says too before it sends a file.
 

@@ -1,6 +1,6 @@
 """AC runs: one block per question with an answer, its confidence and its nuggets.
 
-DESIGN.md section 4::
+The format (docs/formats.md)::
 
     <D001>
     [Answer];[Confidence]
@@ -18,9 +18,9 @@ Rules checked here, each reported as a `Problem`: each question at most once per
 the closing tag matches the opening one; no content outside blocks and no unterminated
 block at the end of the file; the answer line first in its block; no blank lines; strict
 UTF-8; no control characters but tab (named by the field and column that hold one); an
-answer and a nugget of at most `max_answer_chars` characters (DESIGN.md section 4's
-limit); and the field rules above. The block reader is shared with `marked_ac_run`, which
-only reads nugget lines differently.
+answer and a nugget of at most `max_answer_chars` characters (the limit on an answer);
+and the field rules above. The block reader is shared with `marked_ac_run`, which only
+reads nugget lines differently.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def parse_ac_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[AnswerRecord]:
-    """Parse an AC run (DESIGN.md section 4) from a binary file, reporting every problem.
+    """Parse an AC run from a binary file, reporting every problem.
 
     `known_qids`: the campaign's questions (None: any qID). `shared_pr_runs`: the PR runs
     shared in the campaign, to check every PassageKey against (None: only check that it

@@ -1,15 +1,15 @@
 """What every R2C2 format shares: problems, passage keys, messages and line reading.
 
-DESIGN.md section 4: all run files are UTF-8 text, one record per line; validation
-"reports every problem, not just the first, as {line, field, message}" and error messages
-"name the line, what was found and what was expected". The line is `Problem.line`; each
+docs/formats.md: all run files are UTF-8 text, one record per line; validation reports
+every problem, not just the first, as {line, field, message}, and error messages name
+the line, what was found and what was expected. The line is `Problem.line`; each
 message below says what was found and what was expected. Messages are module constants
-with ``{}`` placeholders so that tests can match them exactly (STYLE.md).
+with ``{}`` placeholders so that tests can match them exactly.
 
 `PassageKey` is defined here and nowhere else. This is the lowest of the pure packages
 (it imports no other), so `scoring.measures` (the derived qrels) and the apps import it
-from here rather than keep a copy of their own (DESIGN.md section 2: the pure packages
-import nothing from Django or the apps).
+from here rather than keep a copy of their own (the pure packages import nothing from
+Django or the apps).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class Problem:
 
 @dataclass(frozen=True, slots=True, order=True)
 class PassageKey:
-    """A passage of a shared PR run: (PRrunname, PassageRank), DESIGN.md section 4.
+    """A passage of a shared PR run: (PRrunname, PassageRank).
 
     Written ``RUN:RANK`` in qrels and res files (the "document id" of the passage).
     """

@@ -1,10 +1,10 @@
 """Control characters in uploaded text: found, named by line and column, refused.
 
-DESIGN.md section 4: "NUL and other control characters (tab aside) are refused with the
-line and column". Every format follows the rule: the R2C2 runs (`pr_run`, `ac_run`,
-`marked_ac_run`), the RUBRIC formats (TREC runs and the JSONL files of DESIGN.md section
-10) and, through `config.text_fields`, every free-text field of the API and the pages. A
-control character is one of Unicode category Cc: C0 (U+0000..U+001F), DEL (U+007F) and C1
+NUL and other control characters (tab aside) are refused with their line and column
+(docs/formats.md). Every format follows the rule: the R2C2 runs (`pr_run`, `ac_run`,
+`marked_ac_run`), the RUBRIC formats (TREC runs, response runs, corpus, test bank) and,
+through `config.text_fields`, every free-text field of the API and the pages. A control
+character is one of Unicode category Cc: C0 (U+0000..U+001F), DEL (U+007F) and C1
 (U+0080..U+009F). The line break ends a line, so only a JSON value can hold one (escaped);
 passage and response texts may, ids may not.
 

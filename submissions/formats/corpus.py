@@ -1,16 +1,15 @@
 """The corpus of a RUBRIC campaign: JSONL, one ``{"docid": ..., "text": ...}`` per line.
 
-DESIGN.md section 10 (``corpus:`` in the campaign YAML): docid -> passage text, the texts
+docs/formats.md (``corpus:`` in the campaign YAML): docid -> passage text, the texts
 that ranking runs retrieve by docid. A corpus may hold a million passages, so it is read
 as a stream: `iter_corpus` yields each passage as its line is read and keeps no text.
 
 Rules checked here, each reported as a `Problem` naming the line and the key: one JSON
 object per line (`jsonl`); a non-blank string docid without white space (TREC runs and
 qrels separate their fields with it) or control characters; each docid once; a text with
-at least one non-blank character, no control characters but tab and line breaks
-(DESIGN.md section 4), at most `max_chars` characters (DESIGN.md section 4's passage
-limit by default). Other keys (a title, a url, as corpora converted from other
-collections have) are ignored.
+at least one non-blank character, no control characters but tab and line breaks, at
+most `max_chars` characters (the limit on a passage by default). Other keys (a title, a
+url, as corpora converted from other collections have) are ignored.
 
 Memory: to find a docid given twice, the docids seen so far are kept in a set, never the
 texts: about 100 bytes per docid of 20-odd characters (the str and its set slot), so some

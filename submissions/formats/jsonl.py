@@ -1,6 +1,6 @@
 """What the JSONL formats of a RUBRIC campaign share: one JSON object per line.
 
-DESIGN.md section 10 has three of them: response runs, the corpus and the test bank.
+There are three of them: response runs, the corpus and the test bank.
 Each line is read, checked and reported on its own (a `Problem` names the line and the
 key, as ``items[2].question_text``), so every problem of a file is found at once and a
 corpus of a million lines is read one line at a time.

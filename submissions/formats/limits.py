@@ -1,13 +1,13 @@
-"""The limits on texts of DESIGN.md section 4, as the pure formats know them.
+"""The limits on texts (docs/formats.md), as the pure formats know them.
 
-"A passage at most 20,000 characters, an answer or a nugget at most 4,000, a run
-description or an edit note at most 2,000": each is a setting of the service
+A passage at most 20,000 characters, an answer or a nugget at most 4,000, a run
+description or an edit note at most 2,000: each is a setting of the service
 (config/settings.py: `MAX_PASSAGE_CHARS`, `MAX_ANSWER_CHARS`, `MAX_NOTE_CHARS`) whose
 default is the value here. The parsers take each limit as a keyword argument defaulting to
 it, and the services pass the setting; a test checks that the settings' defaults and these
 agree, so that a parser used on its own (a CLI, a notebook) holds files to the same rules.
 
-Lengths are counted in characters (code points), as DESIGN.md words them, not in bytes.
+Lengths are counted in characters (code points), not in bytes.
 
 Pure: no Django imports.
 """

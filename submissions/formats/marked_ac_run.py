@@ -1,7 +1,7 @@
 """Marked AC runs: an AC run whose nugget lines carry the judge's mark.
 
-DESIGN.md section 4: "the same file with each nugget line prefixed by ``B;`` (bogus:
-passage does not entail it), ``R;`` (relevant) or ``N;`` (entailed but nonrelevant)"::
+The AC run with each nugget line prefixed by ``B;`` (bogus: the passage does not
+entail it), ``R;`` (relevant) or ``N;`` (entailed but nonrelevant); docs/formats.md::
 
     <D001>
     [Answer];[Confidence]
@@ -100,7 +100,7 @@ def parse_marked_ac_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[MarkedAnswerRecord]:
-    """Parse a marked AC run (DESIGN.md section 4), reporting every problem.
+    """Parse a marked AC run, reporting every problem.
 
     The same rules and arguments as `ac_run.parse_ac_run`, plus a valid mark on every
     nugget line.
@@ -178,7 +178,7 @@ class BlockMarks:
 
 def block_marks(*, nugget_nums: Iterable[int], entailed: Mapping[int, bool | None],
                 verdict: Mapping[str, Any] | None) -> BlockMarks:
-    """The marks of one answer block (DESIGN.md section 4): B when the nugget's passage
+    """The marks of one answer block: B when the nugget's passage
     does not entail it, R when entailed and named relevant by an answer judged correct,
     N otherwise. One rule for the site (grading.selectors.marked_run, from the database)
     and the archive's replay (scoring.replay, from the archive). `entailed`: NuggetNum

@@ -1,13 +1,13 @@
 """An official leaderboard: CSV with the header ``run,score``, one run per line.
 
-What organisers upload to meta-evaluate a RUBRIC track (DESIGN.md section 10): the
+What organisers upload to meta-evaluate a RUBRIC track (docs/rubric.md): the
 leaderboard of the manual judgments, which the Rubric leaderboard is correlated with.
 Each line is read with Python's `csv` module (so a quoted run name may hold a comma);
 a record may not span lines, so every problem is named by its line. The header's
 names are matched without regard to case or surrounding spaces; a line of other
 than two fields, a blank run name, a run given twice or a score that is not a finite
 decimal number is an error naming its line; so are control characters (NUL included)
-and bytes that are not UTF-8 (DESIGN.md section 4). Blank lines are skipped.
+and bytes that are not UTF-8. Blank lines are skipped.
 
 Pure: no Django imports.
 """

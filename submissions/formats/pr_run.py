@@ -1,6 +1,6 @@
 """PR runs: one passage per line, ``[qID];[PassageRank];[docID];[PassageText]``.
 
-DESIGN.md section 4: UTF-8; fields separated by ``;`` and split on the first three
+docs/formats.md: UTF-8; fields separated by ``;`` and split on the first three
 separators only (PassageText may itself contain ``;``); PassageRank is an integer 1..20,
 unique within a question (no ties); no line breaks in the text. Run names are
 ``[Team]-{PG|PO}-[n]`` (PG = own passages, PO = the organisers' passages).
@@ -10,7 +10,7 @@ docID and PassageText; PassageRank an integer in 1..max_rank; each rank at most 
 question; at most max_rank passages per question; the qID is one of the campaign's (when
 `known_qids` is given); no blank lines; strict UTF-8; no stray carriage returns; no control
 characters but tab (named by the field and column that hold one); a PassageText of at most
-`max_passage_chars` characters (DESIGN.md section 4's limit) and a docID of at most
+`max_passage_chars` characters (the limit on a passage) and a docID of at most
 `MAX_DOC_ID_CHARS` (what the database keeps of one).
 
 Speed: validating a 50 MB run may cost at most about twice a bare
@@ -113,7 +113,7 @@ def parse_pr_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> ParseResult[PassageRecord]:
-    """Parse a PR run (DESIGN.md section 4) from a binary file, reporting every problem.
+    """Parse a PR run from a binary file, reporting every problem.
 
     The file is read in chunks; the records are the only copy of it in memory.
     """

@@ -1,7 +1,7 @@
 """Derived PR qrels: ``[qID] [PRrunname]:[PassageRank] [grade]``, one line each.
 
-DESIGN.md section 4: "grade = number of relevant nuggets citing that PassageKey over all
-AC runs". Space-separated, as trec_eval and pytrec_eval read qrels; the PassageKey
+The grade is the number of relevant nuggets citing that PassageKey over all AC runs
+(docs/formats.md). Space-separated, as trec_eval and pytrec_eval read qrels; the PassageKey
 ``RUN:RANK`` is the document id, and `res` writes the same id in the runs' res files.
 Only PassageKeys with a grade of at least 1 are listed (see the toy ``pr.qrels``): an
 unlisted passage counts as nonrelevant in nDCG anyway.

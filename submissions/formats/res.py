@@ -1,6 +1,6 @@
 """Res files: one per PR run, its PassageKeys in rank order, in TREC run format.
 
-DESIGN.md section 4: "Res file per PR run: its PassageKeys in rank order". Each line is
+docs/formats.md: a res file per PR run lists its PassageKeys in rank order. Each line is
 ``qid Q0 RUN:RANK rank score runtag``, the format trec_eval and pytrec_eval read; the
 document id ``RUN:RANK`` is the PassageKey, as in the derived qrels (`qrels`).
 

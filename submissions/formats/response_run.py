@@ -1,9 +1,9 @@
 """Response runs: generated responses, JSONL, one ``{"qid": ..., "text": ...}`` per query.
 
-DESIGN.md section 10 (the ``response`` tracks of a RUBRIC campaign): optionally with
-``"passages": [...]``, already segmented; otherwise "a text is segmented at sentence
-boundaries into passages of at most 100 words; segment i has rank i, docid
-``RUN:qid:i``" (`segmenter`).
+The ``response`` tracks of a RUBRIC campaign (docs/formats.md): optionally with
+``"passages": [...]``, already segmented; otherwise the text is cut at sentence
+boundaries into passages of at most 100 words, segment i with rank i and docid
+``RUN:qid:i`` (`segmenter`).
 
 Rules checked here, each reported as a `Problem` naming the line and the key: one JSON
 object per line (`jsonl`); the keys ``qid``, ``text`` and ``passages`` only (a misspelt
@@ -12,7 +12,7 @@ is a query of the campaign (when `known_qids` is given), at most one response pe
 a text with at least one word; passages, when given, a non-empty list of texts of at
 most `max_words` words each (the same limit the segmenter keeps, so that both ways give
 passages of a size); no control characters but tab and line breaks in texts, none in the
-qid (DESIGN.md section 4).
+qid.
 
 Pure: no Django imports.
 """
@@ -100,7 +100,7 @@ def parse_response_run(
     known_qids: Container[str] | None = None,
     max_words: int = MAX_PASSAGE_WORDS,
 ) -> ParseResult[ResponseRecord]:
-    """Parse a response run (DESIGN.md section 10) from a binary file, reporting every problem.
+    """Parse a response run from a binary file, reporting every problem.
 
     The file is read in chunks, a line at a time. A record is made for each line without
     problems.

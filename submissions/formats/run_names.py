@@ -1,4 +1,4 @@
-"""Run names: `[Team]-{PG|PO}-[n]` for PR runs, `[Team]-AC-[n]` for AC runs (DESIGN.md 4).
+"""Run names: `[Team]-{PG|PO}-[n]` for PR runs, `[Team]-AC-[n]` for AC runs.
 
 Pure: no Django imports.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 # The team part may hold '-' itself (NTT-DOCOMO-PG-1); the type and number anchor the end.
 # n has no leading zero, so WASEDA-PG-01 cannot pass for a second WASEDA-PG-1. No control
-# characters (DESIGN.md section 4): `\s` leaves out NUL and most others.
+# characters: `\s` leaves out NUL and most others.
 TEAM_PART = r"(?P<team>[^\s;:/\\\x00-\x1f\x7f-\x9f]{1,64})"
 RUN_NAME_RE = re.compile(TEAM_PART + r"-(?P<type>PG|PO|AC)-(?P<n>[1-9][0-9]{0,5})")
 KIND_OF_TYPE = {"PG": "pr", "PO": "pr", "AC": "ac"}

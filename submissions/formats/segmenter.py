@@ -1,7 +1,7 @@
 """The sentence segmenter of response runs: a text cut into passages of at most 100 words.
 
-DESIGN.md section 10: "A text is segmented at sentence boundaries into passages of at
-most 100 words; segment i has rank i, docid ``RUN:qid:i``". Here that means:
+A response's text is cut at sentence boundaries into passages of at most 100 words;
+segment i has rank i and docid ``RUN:qid:i`` (docs/formats.md). Here that means:
 
 1. Sentence boundaries come from sentencex (Wikimedia's rule-based segmenter: about 300
    languages, abbreviations, decimals and quotes handled, paragraph breaks are

@@ -1,6 +1,6 @@
 """Test banks: per query, the exam questions or nuggets that define relevance (JSONL).
 
-DESIGN.md section 10, in the shape of the Autograding Workbench's test-bank files
+docs/rubric.md; in the shape of the Autograding Workbench's test-bank files
 (TREMA-UNH/rubric-grading-workbench, ``exam_pp/question_bank_loader.py``), one query per
 line::
 
@@ -133,7 +133,7 @@ def default_item_id(query_id: str, text: str) -> str:
 def parse_test_bank(
     binary_file: BinaryReader, *, known_qids: Container[str] | None = None
 ) -> ParseResult[QueryBank]:
-    """Parse a test bank (DESIGN.md section 10) from a binary file, reporting every problem.
+    """Parse a test bank from a binary file, reporting every problem.
 
     `known_qids`: the campaign's queries (None: any query_id). A record is made for each
     line without problems.

@@ -1,6 +1,6 @@
 """Manual qrels, trec_eval's format: ``qid iter docid rel``, one judgment per line.
 
-What organisers upload to meta-evaluate a RUBRIC track (DESIGN.md section 10): the
+What organisers upload to meta-evaluate a RUBRIC track (docs/rubric.md): the
 manual relevance judgments whose labels are set against the Rubric-Qrels. `qrels.py`
 reads the R2C2 derived PR qrels, whose second field is a PassageKey; these have four.
 
@@ -16,7 +16,7 @@ are judged non-relevant); "File may contain no NULL characters". So here:
 - A (qid, docid) pair judged twice is an error naming both lines: trec_eval keeps
   both, and which one counts would depend on its sort.
 - Control characters (NUL included) and bytes that are not UTF-8 are refused with
-  their line (DESIGN.md section 4).
+  their line.
 
 Pure: no Django imports.
 """

@@ -1,8 +1,8 @@
 """TREC runs, trec_eval's format: ``qid Q0 docid rank score tag``, one line per passage.
 
-DESIGN.md section 10 (the ``ranking`` tracks of a RUBRIC campaign): white-space-separated;
-"the tag holds one value throughout the file; the order is by score, descending, as
-trec_eval takes it". A docid that is not in the corpus, a duplicate docid within a query,
+The ``ranking`` tracks of a RUBRIC campaign (docs/formats.md): white-space-separated;
+the tag holds one value throughout the file; the order is by score, descending, as
+trec_eval takes it. A docid that is not in the corpus, a duplicate docid within a query,
 a non-numeric score or a qid that is not a query is an error naming its line.
 
 How trec_eval reads a run (usnistgov/trec_eval, ``get_trec_results.c``, read at f4253652):
@@ -18,12 +18,12 @@ broken by ``strcmp(docno2, docno1)``, i.e. by docno *descending*; and it stops w
   refuse runs that trec_eval scores.
 - The rank must be a plain integer 0 or more (the format says one is there; trec_eval's own
   example starts at 0) but does not order anything: the score does, as in trec_eval.
-- The tag must be the same on every line (DESIGN.md), where trec_eval silently keeps the
+- The tag must be the same on every line, where trec_eval silently keeps the
   last one.
 - Blank and ``#`` lines are skipped, as trec_eval skips them; a line with other than six
-  fields is an error (trec_eval ignores what follows the tag; DESIGN.md says six).
-- Fields are separated by spaces and tabs; other control characters are refused
-  (DESIGN.md section 4), NUL included, which trec_eval cannot read either.
+  fields is an error (trec_eval ignores what follows the tag; the format has six).
+- Fields are separated by spaces and tabs; other control characters are refused,
+  NUL included, which trec_eval cannot read either.
 
 `parse_trec_run` returns each query's records in exactly trec_eval's order. Run names of
 ranking and response tracks are ``[Team]-[label]`` (`parse_rubric_run_name`).
@@ -147,7 +147,7 @@ def parse_trec_run(
     known_qids: Container[str] | None = None,
     missing_docids: MissingDocids | None = None,
 ) -> TrecRun:
-    """Parse a TREC run (DESIGN.md section 10) from a binary file, reporting every problem.
+    """Parse a TREC run from a binary file, reporting every problem.
 
     `known_qids`: the campaign's queries (None: any qid). `missing_docids`: asked, in
     batches of `DOCID_BATCH_SIZE` distinct docids, which are not in the corpus, so that a
@@ -246,7 +246,7 @@ RUBRIC_RUN_NAME_RE = re.compile(TEAM_PART + r"-(?P<label>[A-Za-z0-9_]{1,32})")
 
 @dataclass(frozen=True, slots=True)
 class RubricRunName:
-    """A run name of a ranking or response track: ``[Team]-[label]`` (DESIGN.md 10).
+    """A run name of a ranking or response track: ``[Team]-[label]``.
 
     The label is ASCII letters, digits and ``_``, at most 32; the team is everything
     before the last ``-``.

@@ -1,4 +1,4 @@
-"""evalctl: a participant's client of the evaluation service's REST API (DESIGN.md section 8).
+"""evalctl: a participant's client of the evaluation service's REST API (docs/api.md).
 
 Sign in, check a run file with the server's own parsers and upload it, follow its
 grading, fetch the shared PR runs and read the scores. One dependency: httpx2.

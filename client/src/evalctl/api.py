@@ -1,4 +1,4 @@
-"""The service's REST API v1 as the client speaks it (DESIGN.md section 8), over httpx2.
+"""The service's REST API v1 as the client speaks it (docs/api.md), over httpx2.
 
 Every error of the API is JSON ``{"detail": ..., "errors": [...]}`` with a 4xx status;
 `ApiError` carries it to the user word for word. Failures on the way (no answer, a

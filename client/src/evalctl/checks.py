@@ -1,7 +1,7 @@
 """The check of a run file before it is sent: the server's own parsers, run locally.
 
 What the client can know is checked as the server checks it: every format rule of the
-track's kind (DESIGN.md sections 4 and 10), the limits' defaults, and the campaign's
+track's kind (docs/formats.md), the limits' defaults, and the campaign's
 question ids when the campaign shows them. What only the server knows is left to it:
 whether an AC run's PassageKeys name shared PR runs and ranks they returned, whether a
 TREC run's docids are in the corpus, how long a response's segments are, and the rules

@@ -1,6 +1,6 @@
 """The `evalctl` command: login, submit, status, download-shared, scores.
 
-Every command talks to the service's REST API v1 (DESIGN.md section 8). What the server
+Every command talks to the service's REST API v1 (docs/api.md). What the server
 refuses is printed as it said it (its `detail`, then each of its `errors`), with a
 non-zero exit status; so is a site that cannot be reached. No traceback for either.
 """

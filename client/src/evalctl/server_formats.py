@@ -1,7 +1,7 @@
 """The service's own run-file parsers, as the client runs them.
 
-client/pyproject.toml ships the server's pure package `submissions/formats` (DESIGN.md
-section 2: it imports nothing from Django or the apps) inside the client as
+client/pyproject.toml ships the server's pure package `submissions/formats` (it imports
+nothing from Django or the apps) inside the client as
 `evalctl.formats`, so the check before an upload is the server's, rule for rule and
 message for message. The package needs neither of the server's libraries the client
 does not install: numpy only speeds up a screen it does without, and sentencex is

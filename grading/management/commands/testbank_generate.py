@@ -1,7 +1,7 @@
 """`python manage.py testbank_generate SLUG [--target questions|nuggets] [--n 10]`.
 
 Asks the official judge for N items per query that has no test-bank items yet and
-stores them as drafts (DESIGN.md section 10), in this process: the same service as the
+stores them as drafts (docs/rubric.md), in this process: the same service as the
 API's task (grading.testbank_generation). Queries that already have items are left
 alone. A query the judge failed on is reported with the reason and nothing of it is
 stored; the command then exits non-zero.
