@@ -33,7 +33,7 @@ TOY = REPO / "tests" / "data" / "toy"
 
 @dataclass
 class Personas:
-    """The people the visibility rules are about (STYLE.md: test with personas)."""
+    """The people the visibility rules are about (docs/access.md)."""
 
     campaign: Campaign
     organiser: AbstractBaseUser

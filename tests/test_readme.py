@@ -226,7 +226,7 @@ def planets_judge() -> ScriptedJudge:
     )
 
 
-# After both edits (DESIGN.md section 6; p = confidence / 100; N = 3 questions):
+# After both edits (docs/measures.md; p = confidence / 100; N = 3 questions):
 #
 # ALPHA-AC-1  P001 Jupiter 90 correct, marks R N B (nugget 3 edited to bogus; the answer,
 #             judged again, keeps only nugget 1), precision 1/3

@@ -129,8 +129,8 @@ class TestCampaigns:
 
 @pytest.mark.django_db
 class TestQuestionVisibility:
-    # Before their time the questions answer 404, as what one may not see does (DESIGN.md
-    # section 7), saying when: the campaign's timeline is public.
+    # Before their time the questions answer 404, as what one may not see does
+    # (docs/access.md), saying when: the campaign's timeline is public.
     @pytest.mark.parametrize(
         ("who", "status"),
         [("organiser", 200), ("participant_a", 404), ("participant_b", 404),

@@ -1,4 +1,4 @@
-"""`manage.py load_campaign` for a RUBRIC campaign (DESIGN.md section 10): ranking and
+"""`manage.py load_campaign` for a RUBRIC campaign: ranking and
 response tracks, the corpus streamed into the database, the test bank with its audit
 trail, and every refusal leaving nothing behind."""
 

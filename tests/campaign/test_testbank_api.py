@@ -1,4 +1,4 @@
-"""The test-bank API (DESIGN.md section 10): organisers of the campaign list, add, edit
+"""The test-bank API: organisers of the campaign list, add, edit
 and retire items, every change audited; everyone else finds nothing there at all."""
 
 from __future__ import annotations

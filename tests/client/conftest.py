@@ -1,4 +1,4 @@
-"""The participant CLI (client/, issue 17 point 5) as a participant runs it.
+"""The participant CLI (client/) as a participant runs it.
 
 `evalctl` is installed once per session from client/ with pip, as a participant installs
 it, into a folder of its own with its one dependency (httpx2) and nothing else, and run

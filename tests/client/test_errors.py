@@ -1,4 +1,4 @@
-"""What `evalctl` says when something goes wrong (issue 17, 5): the server's `detail` and
+"""What `evalctl` says when something goes wrong: the server's `detail` and
 `errors` word for word, a non-zero exit status, and never a traceback (`Cli` checks that
 every command's stderr has none)."""
 

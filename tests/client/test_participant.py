@@ -1,4 +1,4 @@
-"""A participant's campaign through `evalctl` alone, against the live site (issue 17, 5).
+"""A participant's campaign through `evalctl` alone, against the live site.
 
 The toy campaign (tests/data/toy, its scores worked out by hand in tests/data/README.md):
 alice (WASEDA) and bob (KYOTO) sign in, submit their PR runs, fetch the shared PR runs

@@ -1,4 +1,4 @@
-"""The check before an upload says what the server says, line for line (issue 17, 5).
+"""The check before an upload says what the server says, line for line.
 
 For each kind of run file, a file with many of the common mistakes is submitted twice
 through `evalctl`: once as a participant does (the client's check refuses it and sends

@@ -1,6 +1,6 @@
 """An organiser of a RUBRIC campaign, in a real browser with a real Celery worker: edits a
 test-bank item, post-edits a grade on the grid, and sees the Rubric-Cover leaderboard
-change after each (DESIGN.md section 10; issue 14's "done when").
+change after each (docs/rubric.md).
 
 The grades are tests/scoring/rubric_case.py's, stored as grading stores them. Editing
 an item's text makes its grades stale, and the worker grades the item's pairs again at

@@ -1,7 +1,7 @@
-"""The results archive from the pages (issue 17, part 4), by persona: organisers download
+"""The results archive from the pages, by persona: organisers download
 the full archive from their dashboard; each team downloads its public part (its own runs,
 the shared PR runs, the published leaderboards; no gold answers, no judgments, no other
-team's AC run or confidences); anyone else finds nothing (404, DESIGN.md section 7)."""
+team's AC run or confidences); anyone else finds nothing (404, docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pages' side of the publishing checks (DESIGN.md section 5.4): the dashboard's Publish
+"""The pages' side of the publishing checks (docs/judging.md): the dashboard's Publish
 button refuses what the command and the API refuse, saying why; the results page marks a
 snapshot computed before the latest judgment edit."""
 

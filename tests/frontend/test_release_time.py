@@ -1,6 +1,6 @@
 """The results page gives the release time in the campaign's time zone, UTC on hover.
 
-DESIGN.md section 7: deadlines are enforced in UTC and shown in the campaign's zone, as
+docs/access.md: deadlines are enforced in UTC and shown in the campaign's zone, as
 the campaign page's timeline already does.
 """
 

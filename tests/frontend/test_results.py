@@ -156,7 +156,7 @@ class TestLeaderboardTables:
                         html, flags=re.S)
         assert row is not None
         cells = re.findall(r'class="num">([^<]*)</td>', row.group(0))
-        # tests/data/README.md, by hand (DESIGN.md section 6), p = confidence / 100:
+        # tests/data/README.md, by hand (docs/measures.md), p = confidence / 100:
         # accuracy |I+|/N = 2/3; nugget precision (2/3 + 0/2 + 2/3) / 3 = 4/9;
         # R_O = 1 - 0.85/1 = 0.15; R_U = 1 - (0.25 + 0.05)/2 = 0.85;
         # HMR = 2 * 0.15 * 0.85 / (0.15 + 0.85) = 0.255.

@@ -1,5 +1,5 @@
-"""The results page of a ranking track with an official leaderboard uploaded (DESIGN.md
-section 10, "Meta-evaluation"): one scatter per leaderboard measure, the official score
+"""The results page of a ranking track with an official leaderboard uploaded
+(docs/rubric.md, "Meta-evaluation"): one scatter per leaderboard measure, the official score
 across and the Rubric score up, with Kendall's tau-b and Spearman's rho, as "Pencils
 Down!" (Farzi & Dietz, ICTIR 2024) plots them; shown wherever the leaderboard is.
 

@@ -1,4 +1,4 @@
-"""The organiser pages of a RUBRIC campaign (DESIGN.md section 10): the test bank, and a
+"""The organiser pages of a RUBRIC campaign (docs/rubric.md): the test bank, and a
 ranking track's grid, verify-grading, passage, grade post-edit and manual-qrels pages.
 
 On tests/scoring/rubric_case.py's hand-sized case: items A, B (D001) and C, E (D002);

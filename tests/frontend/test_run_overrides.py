@@ -1,4 +1,4 @@
-"""Organiser overrides of runs and quotas (issue 17, part 2), by persona, on the pages
+"""Organiser overrides of runs and quotas, by persona, on the pages
 and in the API: the organiser acts, the run's team cannot but reads the audit line,
 another team sees nothing of it, the anonymous are sent to sign in (401 in the API)."""
 

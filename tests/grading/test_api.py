@@ -72,7 +72,7 @@ class TestJudgmentsList:
     @pytest.mark.parametrize("who", NOT_ORGANISER)
     def test_no_one_else_sees_judgments(self, personas: Personas, graded: Run,
                                         who: str) -> None:
-        # As if the campaign did not exist (DESIGN.md section 7: 404, never 403).
+        # As if the campaign did not exist (docs/access.md: 404, never 403).
         response = personas.client(who).get("/api/v1/campaigns/toy/judgments/")
         assert response.status_code == 404
         assert response.json()["detail"] == CAMPAIGN_NOT_FOUND
@@ -185,7 +185,7 @@ class TestPostEditing:
         assert judgment is not None
         response = personas.client(who).patch(
             f"/api/v1/judgments/{judgment.pk}/", {"entailed": True, "note": "n"}, format="json")
-        # No one else sees a judgment, so none exists for them (DESIGN.md section 7).
+        # No one else sees a judgment, so none exists for them.
         assert response.status_code == (401 if who == "anonymous" else 404)
         assert not JudgmentEdit.objects.exists()
 

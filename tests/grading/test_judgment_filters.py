@@ -1,5 +1,5 @@
 """The judgments list, for the API and the review page: filtered in the database, a page
-at a time, in as many queries for a long list as for a short one (DESIGN.md section 8)."""
+at a time, in as many queries for a long list as for a short one."""
 
 from __future__ import annotations
 

@@ -237,7 +237,7 @@ class TestConfirming:
         with django_capture_on_commit_callbacks(execute=False) as queued:
             response = confirm(personas, landing, who)
         # As for an edit (PATCH): 401 without a token; for anyone not organising, the 404
-        # of a missing judgment, since they see none (DESIGN.md section 7).
+        # of a missing judgment, since they see none.
         assert response.status_code == (401 if who == "anonymous" else 404)
         assert not JudgmentEdit.objects.exists() and queued == []
         landing.refresh_from_db()

@@ -1,4 +1,4 @@
-"""Rubric judgments through the API (DESIGN.md section 10): the list's shape, filters,
+"""Rubric judgments through the API: the list's shape, filters,
 and post-edits of a grade, for organisers only, audited, read by scoring."""
 
 from __future__ import annotations

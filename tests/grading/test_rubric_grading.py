@@ -1,4 +1,4 @@
-"""RUBRIC grading (DESIGN.md section 10): per (passage, item) self-ratings, cached by
+"""RUBRIC grading (docs/rubric.md): per (passage, item) self-ratings, cached by
 input across runs, stale when an item is edited, with the EXAM++ rules and answer checks.
 
 Judge calls are counted at the scripted server: what a campaign pays for is requests.

@@ -1,8 +1,8 @@
-"""Ranking and response runs graded through the one grading path (issue 14, point 4): the
+"""Ranking and response runs graded through the one grading path: the
 same claim, Celery task, `grade` command, progress, heartbeat, failure handling and
 "the last run of a round queues scoring" as AC runs, on tests/data/rubric.
 
-What each run rates (DESIGN.md section 10; tests/data/rubric/runs/README.md), with the
+What each run rates (docs/rubric.md; tests/data/rubric/runs/README.md), with the
 test bank's items (q1: two questions, q2: one nugget):
 - WASEDA-bm25 (ranking, depth 20): q1 d1, d3, d2; q2 d4, d2: 5 passages, 3x2 + 2x1 = 8 pairs;
 - KYOTO-llm (response): q1 one segment, q2 two: 3 passages, 1x2 + 2x1 = 4 pairs.
@@ -370,8 +370,8 @@ class TestProgressAndReview:
 
 
 class TestTestBankChanges:
-    """DESIGN.md section 10: "editing an item's text makes its earlier grades stale";
-    issue 14: "editing an item re-grades only that item's pairs". Once runs are graded,
+    """Editing an item's text makes its earlier grades stale, and re-grades only that
+    item's pairs. Once runs are graded,
     a change to the bank queues the grading of the items it changed (on what the graded
     runs rated for their queries) and then scoring; nothing else is judged again."""
 

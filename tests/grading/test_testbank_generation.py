@@ -1,4 +1,4 @@
-"""Drafting a test bank with the judge (DESIGN.md section 10): the command, the API and
+"""Drafting a test bank with the judge: the command, the API and
 the dashboard's button. Drafts are audited; a query the judge failed on stores nothing."""
 
 from __future__ import annotations

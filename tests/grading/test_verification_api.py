@@ -1,4 +1,4 @@
-"""The verification analyses of a ranking track as JSON (DESIGN.md section 10): the grid,
+"""The verification analyses of a ranking track as JSON (docs/rubric.md): the grid,
 verify grading, and the manual-qrels lists (missing from the test bank, spurious items).
 They show the secret test bank, so everyone but the campaign's organisers gets the
 test-bank API's 404, whether or not the campaign or track exists.

@@ -1,4 +1,4 @@
-"""A RUBRIC track small enough to score by hand (DESIGN.md section 10), on the toy
+"""A RUBRIC track small enough to score by hand (docs/measures.md), on the toy
 campaign's queries D001..D003: two runs, two test-bank items for D001 and two for
 D002, D003 without items; grades stored as grading stores them (a rubric Judgment per
 (passage, item), linked by a PassageItemGrade).

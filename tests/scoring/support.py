@@ -24,8 +24,8 @@ def boards(personas: Personas, who: str) -> dict[str, Any]:
 
 
 def assert_toy_ac_scores(row: dict[str, Any]) -> None:
-    """WASEDA-AC-1 as tests/data/README.md computes it (R2C2 task definition, DESIGN.md
-    section 6): I+ = {D001, D003}, I- = {D002}, p = 0.75, 0.85, 0.95.
+    """WASEDA-AC-1 as tests/data/README.md computes it (R2C2 task definition,
+    docs/measures.md): I+ = {D001, D003}, I- = {D002}, p = 0.75, 0.85, 0.95.
     accuracy 2/3; nugget precision (2/3 + 0 + 2/3) / 3 = 4/9; O = 0.85 -> R_O = 0.15;
     U = 0.25 + 0.05 = 0.30 -> R_U = 1 - 0.30/2 = 0.85; HMR = 2 * 0.15 * 0.85 / 1.0 = 0.255;
     ECE = (0.25 + 0.85 + 0.05) / 3 = 0.383333; Brier = (0.0625 + 0.7225 + 0.0025) / 3."""

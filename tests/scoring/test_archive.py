@@ -1,4 +1,4 @@
-"""The results archive (issue 17, part 4): `export_campaign` writes every part a
+"""The results archive: `export_campaign` writes every part a
 campaign's numbers rest on, and a participant's part holds only what they may see."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`python manage.py score SLUG` and `publish_leaderboards SLUG --as ORGANISER` (DESIGN.md
-section 9): what they store, what they print, and whom they refuse."""
+"""`python manage.py score SLUG` and `publish_leaderboards SLUG --as ORGANISER`:
+what they store, what they print, and whom they refuse."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CI's check of the results archive on the demo campaigns (issue 17, part 4, "Done when"):
+"""CI's check of the results archive on the demo campaigns:
 `make demo`'s steps, as the Makefile runs them, on demo/ (R2C2) and demo/rubric/
 (RUBRIC), with a scripted judge in place of the LLM (deterministic, and seconds instead
 of an hour); then `export_campaign` and `python -m scoring.replay` on each archive,

@@ -216,6 +216,6 @@ def test_organisers_export_latex_res_and_marked_runs(personas: Personas,
     res = zipfile.ZipFile(io.BytesIO(client.get("/api/v1/campaigns/toy/exports/res.zip").content))
     assert sorted(res.namelist()) == ["KYOTO-PG-1.res", "WASEDA-PO-1.res"]
     assert client.get("/api/v1/campaigns/toy/exports/nope").status_code == 404
-    # What only organisers see answers as if it did not exist (DESIGN.md section 7).
+    # What only organisers see answers as if it did not exist (docs/access.md).
     assert personas.client("participant_a").get(
         "/api/v1/campaigns/toy/exports/res.zip").status_code == 404

@@ -1,4 +1,4 @@
-"""Meta-evaluation (DESIGN.md section 10): organisers upload manual qrels and/or an
+"""Meta-evaluation (docs/rubric.md): organisers upload manual qrels and/or an
 official leaderboard of a ranking track (`POST .../reference/`); `GET
 .../meta-evaluation/?track=SLUG` sets the latest snapshot against them: Kendall's tau-b
 and Spearman's rho per leaderboard measure, Cohen's kappa of the binarised labels and
@@ -379,7 +379,7 @@ def test_no_one_else_may_upload_or_read_it(personas: Personas, who: str, status:
     upload = _upload(personas, who, **_files(qrels=MANUAL_QRELS))
     read = _meta(personas, who)
 
-    # As the other organiser endpoints answer (DESIGN.md section 7): the campaign is
+    # As the other organiser endpoints answer (docs/access.md): the campaign is
     # public, so a change is refused with 403; what only organisers see answers 404, as
     # if the campaign did not exist; 401 without a token.
     assert upload.status_code == status

@@ -1,4 +1,4 @@
-"""Publishing refuses what should not go out yet (DESIGN.md section 5.4): scores resting on
+"""Publishing refuses what should not go out yet (docs/judging.md): scores resting on
 doubtful judgments no organiser has reviewed (unless forced, which is recorded), and a
 snapshot computed before the latest judgment edit (never, forced or not). The same rules
 through the service, `publish_leaderboards` and the API."""

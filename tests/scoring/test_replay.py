@@ -1,4 +1,4 @@
-"""`python -m scoring.replay ARCHIVE` (issue 17, part 4): from the archive alone it
+"""`python -m scoring.replay ARCHIVE`: from the archive alone it
 reproduces every published number of the toy campaign, names the run and measure that
 a tampered judgment changes, names a member that no longer matches the manifest, and
 runs where Django cannot even be imported."""

@@ -1,5 +1,5 @@
-"""DESIGN.md section 10, driven as code outside the repo drives it (issue 14's first "done
-when"): tests/data/rubric/campaign.yaml loaded as written there, TREC and response runs
+"""A RUBRIC campaign driven as code outside the repo drives it (docs/rubric.md):
+tests/data/rubric/campaign.yaml loaded as written, TREC and response runs
 uploaded through the API, graded by `manage.py grade`, each self-rating listed by the
 judgments API with `qid`, `docid`, `item_id`, `grade`, one post-edited with
 `PATCH {"grade", "note"}`, then `manage.py score`: the leaderboard rows, `rubric-qrels/`
@@ -120,7 +120,7 @@ def test_a_campaign_loaded_from_its_yaml_is_graded_scored_and_meta_evaluated_as_
     assert judge.judge.count(RUBRIC_SCHEMA_NAME) == 8 + 4
     organiser = personas.client("organiser")
 
-    # Each self-rating, with the fields of section 10, as the judgments API lists it.
+    # Each self-rating, with its fields, as the judgments API lists it.
     listed = organiser.get(f"{API}/judgments/", {"kind": "rubric", "run": "KYOTO-llm",
                                                  "page_size": "100"}).json()["results"]
     by_pair = {(item["qid"], item["docid"], item["item_id"]): item for item in listed}

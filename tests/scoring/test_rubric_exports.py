@@ -1,4 +1,4 @@
-"""Exports of a ranking track (DESIGN.md section 10): the leaderboard CSV and LaTeX
+"""Exports of a ranking track: the leaderboard CSV and LaTeX
 with the RUBRIC columns, and the graded pool in the Autograding Workbench's JSONL data
 model (one `[query_id, [paragraph, ...]]` line per query), for organisers."""
 

@@ -1,5 +1,5 @@
 """A ranking track's leaderboard after `manage.py score`, against numbers worked out by
-hand from the definitions of DESIGN.md section 10 and its seeds: Rubric-Qrels and
+hand from the definitions of docs/measures.md and their sources: Rubric-Qrels and
 Rubric-Cover from Farzi & Dietz, "Pencils Down!" (ICTIR 2024) section 3; n-EXAM from
 Sander & Dietz, "EXAM" (DESIRES 2021); nDCG@10, MAP, MRR and P@10 as trec_eval defines
 them (graded gains for nDCG, the relevance level `min_grade` for the binary three).
@@ -187,7 +187,7 @@ def test_a_reply_that_never_parsed_counts_as_grade_1_and_waits_for_review(
     judgment.save()
     evaluation, = campaign_score(campaign=personas.campaign)
     assert evaluation.needs_review == 1
-    assert evaluation.qrels["D002"]["d7"] == 1  # max(1, E's 0): DESIGN.md section 10
+    assert evaluation.qrels["D002"]["d7"] == 1  # max(1, E's 0): label max
 
 
 def test_a_response_counts_all_its_segments_whatever_cover_k_and_depth(

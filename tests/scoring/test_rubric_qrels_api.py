@@ -1,7 +1,7 @@
-"""`GET /api/v1/campaigns/{slug}/rubric-qrels/?track=SLUG` (DESIGN.md section 10):
+"""`GET /api/v1/campaigns/{slug}/rubric-qrels/?track=SLUG` (docs/measures.md):
 trec_eval qrels `qid 0 docid label` of every graded passage, label 0 included; for
 organisers always, for everyone else once the track's leaderboard is theirs to see
-(DESIGN.md section 7: until then, 404 as if it did not exist)."""
+(docs/access.md: until then, 404 as if it did not exist)."""
 
 from __future__ import annotations
 

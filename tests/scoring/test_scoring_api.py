@@ -1,4 +1,4 @@
-"""`POST /api/v1/campaigns/{slug}/scoring/` (DESIGN.md section 8): organisers recompute
+"""`POST /api/v1/campaigns/{slug}/scoring/`: organisers recompute
 every leaderboard from the current judgments; everyone else is refused."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_recomputing_after_an_edit_gives_a_new_snapshot_and_keeps_the_published_
     with django_capture_on_commit_callbacks(execute=True):
         assert organiser.post(SCORING).status_code == 202
 
-    # By hand (DESIGN.md section 6), all three answers now correct, p = 0.75, 0.85, 0.95:
+    # By hand (docs/measures.md), all three answers now correct, p = 0.75, 0.85, 0.95:
     # accuracy 3/3; I- empty so R_O = 1; U = 0.25 + 0.15 + 0.05 = 0.45, R_U = 1 - 0.45/3
     # = 0.85; HMR = 2 * 1 * 0.85 / 1.85 = 0.918919; nugget precision (2/3 + 1/2 + 2/3) / 3
     # = 11/18; ECE = 0.45 / 3 = 0.15; Brier = (0.0625 + 0.0225 + 0.0025) / 3 = 0.029167.
@@ -100,7 +100,7 @@ def test_no_one_else_may_recompute(
     personas: Personas, graded_toy_run: Run, celery_eager: None,
     django_capture_on_commit_callbacks: Capture, who: str, status: int,
 ) -> None:
-    # The campaign itself is public (DESIGN.md section 7: 403 for what one can see but
+    # The campaign itself is public (docs/access.md: 403 for what one can see but
     # may not change); a token is needed first (401).
     with django_capture_on_commit_callbacks(execute=True) as queued:
         response = personas.client(who).post(SCORING)

@@ -1,4 +1,4 @@
-"""Scoring a campaign writes each snapshot's rows at once (issue 16): one insert of
+"""Scoring a campaign writes each snapshot's rows at once: one insert of
 per-question scores per evaluation, whatever the number of runs."""
 
 from __future__ import annotations

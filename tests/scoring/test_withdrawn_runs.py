@@ -1,4 +1,4 @@
-"""A withdrawn run (issue 17, part 2) is left out of the leaderboards and of the PR qrels
+"""A withdrawn run is left out of the leaderboards and of the PR qrels
 its nuggets would derive, and is back in both once restored."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every response under /api/ is JSON in the `{"detail", "errors"}` shape, whatever the cause
-(issue 15, point 3; DESIGN.md section 8), and API keys are taken as Token or Bearer."""
+(docs/api.md), and API keys are taken as Token or Bearer."""
 
 from __future__ import annotations
 

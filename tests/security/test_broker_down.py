@@ -1,4 +1,4 @@
-"""Redis down (issue 15): no answer is a 500.
+"""Redis down: no answer is a 500.
 
 In production the cache that keeps the throttles' counts (CACHE_URL) and the Celery
 broker and result store (CELERY_BROKER_URL) are Redis. Here both point at a loopback

@@ -1,6 +1,6 @@
-"""Issue 15, point 12: the results drill-down shows no other team's confidences.
+"""The results drill-down shows no other team's confidences.
 
-DESIGN.md section 7: published leaderboards and their per-question scores are public;
+docs/access.md: published leaderboards and their per-question scores are public;
 the confidences of an AC run stay its team's and the organisers' even after publication.
 Reproduced before the fix: once WASEDA-AC-1 was published, team B and (after results
 release) the public saw its confidence on every question, and its reliability diagram,

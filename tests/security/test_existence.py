@@ -1,9 +1,9 @@
-"""Issue 15, point 5: an id one may not see answers exactly as an id that does not exist.
+"""An id one may not see answers exactly as an id that does not exist.
 
 Reproduced before the fix: a participant of another campaign got 403 for
 `GET /api/v1/runs/{id}/marked/` and `PATCH /api/v1/judgments/{id}/` of ids that exist,
-and 404 for ids that do not, so a stranger could list which ids exist (DESIGN.md
-section 7: 404, never 403, for what one may not see). The matrix in
+and 404 for ids that do not, so a stranger could list which ids exist
+(docs/access.md: 404, never 403, for what one may not see). The matrix in
 test_visibility_matrix.py holds every endpoint to this in every phase; these tests pin
 the reported cases and the statuses, bodies and words one by one.
 """
@@ -121,7 +121,7 @@ def test_the_organisers_see_and_edit_what_the_others_cannot_tell_exists(world: W
 def test_a_participant_may_see_the_campaign_but_not_change_its_grading_403(
     world: World
 ) -> None:
-    # 403 is for what one can see and may not change (DESIGN.md section 7): the campaign
+    # 403 is for what one can see and may not change (docs/access.md): the campaign
     # is public, its grading is the organisers' to start.
     status, body = _ask(world, "other", "post", "/api/v1/campaigns/toy/grading/")
 

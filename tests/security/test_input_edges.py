@@ -1,4 +1,4 @@
-"""Text at the edge (issue 15, points 1 and 2), through the public API and the pages.
+"""Text at the edge, through the public API and the pages.
 
 Point 1: a NUL byte, or any other control character but tab (and line breaks in a free
 text), is refused: in a run file as a line-level error naming the line, the field and the
@@ -7,7 +7,7 @@ answers 500. On PostgreSQL above all, which cannot store NUL at all: a PR run li
 ``D001;2;d;bad<NUL>text`` was accepted on SQLite and ended in a 500 there, and the same
 file inside a zip gave a 500 after earlier members were stored.
 
-Point 2: the caps of DESIGN.md section 4 (passage 20,000 characters, answer or nugget
+Point 2: the caps on text (docs/formats.md: passage 20,000 characters, answer or nugget
 4,000, description or note 2,000) are settings; each cap is accepted at its limit and
 refused one character over, naming the line and field (files) or the field (JSON).
 

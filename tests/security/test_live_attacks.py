@@ -1,11 +1,11 @@
-"""Attacks on a real deployment (issue 15): gunicorn serving the site as production does,
+"""Attacks on a real deployment: gunicorn serving the site as production does,
 DEBUG off, on the test run's database (PostgreSQL in CI), attacked over the network.
 
 The world is the toy campaign of the visibility tests (tests/security/world.py), graded
 and scored, with a ranking track and a test bank, and a second campaign whose participant
 (eve) is nobody in the first. Its rows are committed (a transactional test), so the
-site's processes see them. Then every kind of attack the issue lists is sent through
-loopback, and every answer is held to the API's promises (DESIGN.md section 8):
+site's processes see them. Then every kind of attack below is sent through loopback,
+and every answer is held to the API's promises (docs/api.md):
 
 - no answer is a 5xx, under /api/ or on the pages;
 - every answer under /api/ is JSON (errors in `{"detail", "errors"}`), but for the files
@@ -249,7 +249,7 @@ def bulk(target: Target, who: str, content: bytes, **fields: str | bytes) -> Ans
 
 
 def line_level(answer: Answer) -> bool:
-    """A 400 whose errors name the lines of a run file (DESIGN.md section 4)."""
+    """A 400 whose errors name the lines of a run file."""
     errors = answer.json().get("errors", []) if answer.is_json() else []
     return answer.status == 400 and bool(errors) and all("line" in e for e in errors)
 

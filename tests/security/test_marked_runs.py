@@ -1,4 +1,4 @@
-"""Issue 15, point 6: `GET /api/v1/runs/{id}/marked/` as DESIGN.md section 8 says: for the
+"""`GET /api/v1/runs/{id}/marked/` as docs/access.md says: for the
 organisers; for the run's own team once its track's leaderboard is published; 404 for a
 PR run and for a run with no judgments yet.
 

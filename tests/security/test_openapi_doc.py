@@ -1,4 +1,4 @@
-"""Issue 15, point 11: the OpenAPI document says what the API does.
+"""The OpenAPI document says what the API does.
 
 Reproduced before the fix: the questions endpoint documented the organisers' shape (with
 gold answers) for everyone; PATCH of a judgment did not mark `note` required (the view

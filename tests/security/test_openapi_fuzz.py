@@ -1,4 +1,4 @@
-"""The OpenAPI document, fuzzed (issue 15): schemathesis sends what the document allows,
+"""The OpenAPI document, fuzzed: schemathesis sends what the document allows,
 and what it does not, to the WSGI app in this process, as an organiser and as nobody.
 It fails on any 5xx, on any response whose body its documented schema does not describe,
 and on any status the document does not list for the operation.

@@ -1,4 +1,4 @@
-"""Throttles (issue 15, point 4): failed sign-ins per user name and per address, on the
+"""Throttles: failed sign-ins per user name and per address, on the
 token endpoint and the sign-in form alike, and run uploads per team."""
 
 from __future__ import annotations

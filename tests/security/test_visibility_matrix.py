@@ -1,4 +1,4 @@
-"""Who sees what through the API: persona x endpoint x phase (DESIGN.md sections 7 and 8).
+"""Who sees what through the API: persona x endpoint x phase (docs/access.md).
 
 One row per endpoint that names something by id or slug: who may see it in each phase.
 Everyone else must get exactly what they would get for a thing that does not exist
@@ -88,7 +88,7 @@ ENDPOINTS = [
     Endpoint("GET", "runs/{other_pr}/", seen_by(["organiser", "other"], from_pr_due=["own"])),
     Endpoint("GET", "runs/{other_pr}/file/",
              seen_by(["organiser", "other"], from_pr_due=["own"])),
-    # Marked runs (section 8): organisers; the own team once published; none of a PR run.
+    # Marked runs: organisers; the own team once published; none of a PR run.
     Endpoint("GET", "runs/{own_ac}/marked/", seen_by(["organiser"], from_publication=["own"])),
     Endpoint("GET", "runs/{own_pr}/marked/", seen_by()),
     # Scores: of a run one may see, in a snapshot one may see (published, for teams).

@@ -1,5 +1,5 @@
 """The toy campaign with one thing of every kind an API id names, in each phase of its
-life: the shared ground of the visibility tests (DESIGN.md sections 7 and 8).
+life: the shared ground of the visibility tests (docs/access.md).
 
 Team A (WASEDA, alice) owns the AC run WASEDA-AC-1 and the PR run WASEDA-PO-1; team B
 (KYOTO, bob) owns the PR run KYOTO-PG-1. The AC run is graded (so judgments exist) and

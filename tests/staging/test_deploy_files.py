@@ -1,4 +1,4 @@
-"""deploy/ says what the staging test runs (issue 17, part 6): docker-compose.yml has a
+"""deploy/ says what the staging test runs: docker-compose.yml has a
 service for each part the test starts, with the same command, and the Dockerfile installs
 what those commands need from requirements.txt.
 
@@ -26,7 +26,7 @@ from tests.support import REPO
 DEPLOY = REPO / "deploy"
 NO_BUCKET = ("AWS_STORAGE_BUCKET_NAME is unset: runs are stored in local files, no bucket "
              "to make")
-#: The services of the stack (DESIGN.md section 3; issue 17, part 6).
+#: The services of the stack (README.md, "Production").
 SERVICES = {"web", "worker", "beat", "migrate", "bucket-init", "postgres", "redis", "minio",
             "vllm"}
 #: What the app's services start, by the module of the program each command names.

@@ -1,4 +1,4 @@
-"""Staging (issue 17, part 3): a campaign driven from upload to published leaderboard on
+"""Staging: a campaign driven from upload to published leaderboard on
 the production parts, while they fail.
 
 The parts, all on 127.0.0.1 and all stopped at the end: gunicorn serving the site as

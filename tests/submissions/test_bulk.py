@@ -144,7 +144,7 @@ def test_a_file_that_is_not_a_zip_is_refused(personas: Personas, tracks: dict[st
     assert response.json()["detail"] == "the file is not a zip archive"
 
 
-# --- checked before anything is unpacked or stored (issue 15) -------------------------------
+# --- checked before anything is unpacked or stored ----------------------------------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Quota refunds (issue 17, part 2): a run whose grading failed for a platform reason
+"""Quota refunds: a run whose grading failed for a platform reason
 does not count against its team's quota; one charged to the run, by an organiser, does.
 Withdrawn runs do not count either, and grants raise the limit; an R2C2 team's run
 numbers grow with what does not count."""

@@ -1,5 +1,5 @@
 """Submitting ranking (TREC) and response (JSONL) runs of a RUBRIC campaign through the
-REST API (DESIGN.md sections 8 and 10): stored whole with their passages, or not at all,
+REST API: stored whole with their passages, or not at all,
 every problem named with its line, the track's own deadline and quota enforced."""
 
 from __future__ import annotations

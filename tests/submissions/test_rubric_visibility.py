@@ -1,4 +1,4 @@
-"""Who sees ranking and response runs (DESIGN.md section 7: own team and organisers only;
+"""Who sees ranking and response runs (docs/access.md: own team and organisers only;
 never shared like PR runs), through the API and on the pages."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class TestBeforeThePrDeadline:
     def test_the_shared_bundle_is_refused_until_the_deadline(
         self, personas: Personas, runs: dict[str, int]
     ) -> None:
-        # 404: not there yet for anyone (DESIGN.md section 7), saying when (the timeline
+        # 404: not there yet for anyone (docs/access.md), saying when (the timeline
         # is public).
         response = personas.client("participant_a").get("/api/v1/campaigns/toy/shared-pr-runs.zip")
         assert response.status_code == 404

@@ -1,4 +1,4 @@
-"""The judge's pure packages import nothing from Django (STYLE.md: where code lives)."""
+"""The judge's pure packages import nothing from Django."""
 
 from __future__ import annotations
 

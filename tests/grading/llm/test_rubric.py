@@ -1,5 +1,5 @@
 """RUBRIC / EXAM++ grading, pure part: prompts, schemas, reply parsing and the answer
-checks (DESIGN.md section 10; Farzi & Dietz, "Pencils Down!", ICTIR 2024, Table 2;
+checks (docs/rubric.md; Farzi & Dietz, "Pencils Down!", ICTIR 2024, Table 2;
 "EXAM++", LLM4Eval 2024, section 4.2.1)."""
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_an_answer_that_merely_contains_such_words_keeps_its_grade(answer):
 
 def test_the_design_phrases_are_all_in_the_list():
     design = {"unanswerable", "no answer", "not enough information", "unknown",
-              "it does not say", "no relevant information"}  # DESIGN.md section 10
+              "it does not say", "no relevant information"}  # EXAM++, section 4.2.1
 
     assert design <= UNANSWERABLE_PHRASES
 

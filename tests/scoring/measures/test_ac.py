@@ -1,5 +1,5 @@
 """AC measures: accuracy, nugget precision, O/U/R_O/R_U/HMR (NTCIR-19 R2C2 task
-definition, DESIGN.md section 6), ECE and Brier."""
+definition), ECE and Brier."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def test_the_toy_run_is_read_with_the_confidences_of_the_example(toy_marked_run)
 
 
 def test_the_toy_campaign_scores_as_the_examples_readme_says(toy_marked_run):
-    # tests/data/README.md, worked by hand there (R2C2 task definition, DESIGN.md
-    # section 6): I+ = {D001, D003}, I- = {D002}, p = 0.75, 0.85, 0.95.
+    # tests/data/README.md, worked by hand there (R2C2 task definition,
+    # docs/measures.md): I+ = {D001, D003}, I- = {D002}, p = 0.75, 0.85, 0.95.
     # O = 0.85; U = (1 - 0.75) + (1 - 0.95) = 0.30; R_O = 1 - 0.85/1 = 0.15;
     # R_U = 1 - 0.30/2 = 0.85; HMR = 2 * 0.15 * 0.85 / (0.15 + 0.85) = 0.255.
     # Nugget precision: D001 R,R,B -> 2/3; D002 N,B -> 0; D003 R,R,N -> 2/3; mean 4/9.
@@ -107,7 +107,7 @@ def test_the_leaderboard_row_has_the_designed_columns(toy_marked_run):
     ],
 )
 def test_nugget_precision_is_relevant_over_all_returned(marks, expected):
-    # R2C2 task definition, DESIGN.md section 6.
+    # R2C2 task definition (docs/measures.md).
     assert nugget_precision(marks) == pytest.approx(expected)
 
 

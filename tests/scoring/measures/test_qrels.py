@@ -1,4 +1,4 @@
-"""PR qrels derived from marked AC runs (DESIGN.md section 4)."""
+"""PR qrels derived from marked AC runs (docs/formats.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """RUBRIC / EXAM++ measures: labels, Rubric-Qrels and the trec_eval measures on them,
-Rubric-Cover@k, n-EXAM and the meta-evaluation (DESIGN.md section 10; Farzi & Dietz,
+Rubric-Cover@k, n-EXAM and the meta-evaluation (docs/measures.md; Farzi & Dietz,
 "Pencils Down!", ICTIR 2024)."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def test_trec_measures_on_rubric_qrels_match_a_hand_computation():
 
 
 def test_with_count_labels_the_relevance_level_applies_to_the_counts():
-    # DESIGN.md section 10 literally: level min_grade on the labels. With min_grade 2,
+    # The relevance level min_grade applies to the labels themselves. With min_grade 2,
     # counts of items graded >= 2: p1 1 (i1), p2 1, p3 2, p4 1, p5 0; only p3 reaches
     # level 2, at rank 4: AP = (1/4) / 1, RR = 1/4, P@10 = 1/10.
     qrels = rubric_qrels(HAND_GRADES, label="count", min_grade=2)
@@ -195,7 +195,7 @@ def test_a_run_scores_zero_cover_on_a_query_it_did_not_answer():
     assert scores.mean == 0.125
 
 
-# n-EXAM (Sander & Dietz, DESIRES 2021; DESIGN.md section 10). Query Q has 4 items.
+# n-EXAM (Sander & Dietz, DESIRES 2021; docs/measures.md). Query Q has 4 items.
 # Top 2: run A's p1 covers i1 (p4's 3 is below 4); run B's p2 and p3 cover i2, i1, i3.
 # Top 1: A's p1 covers i1, B's p2 covers i2. Query R: no run covers any item (p4's 3),
 # so its n-EXAM is 0/0 and it is left out of the mean.
@@ -369,7 +369,7 @@ def test_the_rubric_leaderboard_is_what_score_rubric_run_computes(kind):
                               pooled={"Q": {"i1", "i2", "i3"}})
     keys = [m.key for m in catalogue.measures_of(kind)]
 
-    # DESIGN.md section 10's row keys, in its order, and every one per question
+    # The API's row keys, in its order, and every one per question
     assert keys == ["rubric_cover@10", "n_exam", "ndcg@10", "map", "recip_rank", "p@10"]
     assert list(scores.leaderboard_row()) == keys
     assert [m.key for m in catalogue.per_question_measures(kind)] == list(

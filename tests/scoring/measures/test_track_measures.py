@@ -1,4 +1,4 @@
-"""Every run of a track scored at once (issue 16): `score_pr_track` gives each run what
+"""Every run of a track scored at once: `score_pr_track` gives each run what
 `score_pr_run` gives it, its nDCG is pytrec_eval's (the checker of record) to 1e-12, and
 `score_ac_track` gives what `score_ac_run` gives. On the toy campaign, trec_eval's own
 test suite and random cases."""
@@ -29,7 +29,7 @@ from tests.scoring.measures.test_ranking import (
     trec_eval_order,
 )
 
-# "Identical" in issue 16: every value within this of the per-run functions'.
+# "Identical": every value within this of the per-run functions'.
 SAME = 1e-12
 
 

@@ -377,7 +377,7 @@ def test_records_hold_only_the_blocks_without_problems() -> None:
     assert [record.qid for record in result.records] == ["D001", "D003"]
 
 
-# --- control characters and lengths (DESIGN.md section 4) -------------------------------------
+# --- control characters and lengths (docs/formats.md) -----------------------------------------
 
 
 def control(line: int, field: str, code: int, column: int) -> Problem:

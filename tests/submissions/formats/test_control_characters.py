@@ -1,4 +1,4 @@
-"""Control characters (DESIGN.md section 4): found, named by field and column, screened fast."""
+"""Control characters (docs/formats.md): found, named by field and column, screened fast."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An official leaderboard, CSV `run,score` (DESIGN.md section 10, meta-evaluation)."""
+"""An official leaderboard, CSV `run,score` (the meta-evaluation's, docs/rubric.md)."""
 
 from __future__ import annotations
 

@@ -341,7 +341,7 @@ def test_records_hold_only_the_lines_without_problems() -> None:
     assert [record.text for record in result.records] == ["one", "five"]
 
 
-# --- control characters and lengths (DESIGN.md section 4) -------------------------------------
+# --- control characters and lengths (docs/formats.md) -----------------------------------------
 
 
 def control(line: int, field: str, code: int, column: int) -> Problem:

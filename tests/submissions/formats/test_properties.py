@@ -207,7 +207,7 @@ def test_the_fast_and_slow_paths_of_the_pr_parser_agree(
 # --- round trips -------------------------------------------------------------------------------
 
 # Values as the formats allow them: no line breaks or other control characters but tab
-# (DESIGN.md section 4), not blank, no separator where split.
+# (docs/formats.md), not blank, no separator where split.
 
 
 def value(exclude: str = "") -> st.SearchStrategy[str]:

@@ -24,8 +24,8 @@ from submissions.formats.qrels import (
 )
 from tests.submissions.formats.support import QIDS, bio, example_bytes, unwritable
 
-# The grade of a PassageKey is the number of relevant (R) nuggets citing it (DESIGN.md
-# section 4; tests/data/README.md): D001's nuggets 1 and 2 both cite WASEDA-PO-1:1, so 2;
+# The grade of a PassageKey is the number of relevant (R) nuggets citing it
+# (docs/formats.md; tests/data/README.md): D001's nuggets 1 and 2 both cite WASEDA-PO-1:1, so 2;
 # D003's R nuggets cite KYOTO-PG-1:1 and WASEDA-PO-1:1 once each (its nugget 3 is N).
 PR_QRELS = [
     QrelsRecord("D001", PassageKey("WASEDA-PO-1", 1), 2),

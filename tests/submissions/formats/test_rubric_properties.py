@@ -1,4 +1,4 @@
-"""Property-based tests of the RUBRIC formats (DESIGN.md section 10), as for R2C2's:
+"""Property-based tests of the RUBRIC formats, as for R2C2's:
 any input gives problems, never an exception; writers round-trip; the segmenter and the
 trec_eval order keep their promises on any input."""
 
@@ -199,7 +199,7 @@ def test_the_trec_eval_order_is_trec_evals_comparator(records: list[TrecRunRecor
 
 # Any characters a response may hold, in runs between white space and full stops, to make
 # words and sentences. Control characters never reach the segmenter: the response format
-# refuses them first (DESIGN.md section 4), and sentencex panics on some (U+0085 before a
+# refuses them first, and sentencex panics on some (U+0085 before a
 # no-break space: a byte offset inside a character).
 any_text = st.lists(
     st.one_of(

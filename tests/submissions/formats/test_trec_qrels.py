@@ -1,5 +1,5 @@
-"""trec_eval qrels, `qid iter docid rel` (DESIGN.md section 10, the manual qrels of a
-meta-evaluation), read as usnistgov/trec_eval's get_qrels.c reads them."""
+"""trec_eval qrels, `qid iter docid rel` (the manual qrels of a meta-evaluation), read
+as usnistgov/trec_eval's get_qrels.c reads them."""
 
 from __future__ import annotations
 
