@@ -272,7 +272,7 @@ class MarkedRunView(APIView):
     @extend_schema(responses={(200, "text/plain"): bytes, **error_responses(401, described={
         404: "no such AC run with judgments, or not yours to see: organisers see every "
              "one, a team its own once the track's leaderboard is published"})},
-                   summary="The marked AC run (DESIGN.md section 4)")
+                   summary="The marked AC run")
     def get(self, request: Request, run_id: int) -> HttpResponse:
         run = marked_run_for_user(run_id=run_id, user=request.user)
         if run is None:
