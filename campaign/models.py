@@ -148,7 +148,7 @@ class Track(models.Model):
         help_text="Passages graded per query: the top `depth` of each run.",
     )
     min_grade = models.PositiveSmallIntegerField(
-        default=4, validators=[MaxValueValidator(5)],
+        default=4, validators=[MinValueValidator(1), MaxValueValidator(5)],
         help_text="An item counts as answered at this self-rated grade (0..5) or above.",
     )
     label = models.CharField(max_length=8, choices=RubricLabel.choices, default=RubricLabel.MAX)

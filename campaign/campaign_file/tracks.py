@@ -164,8 +164,9 @@ def _read_rubric_settings(reader: _Reader, item: dict[str, Any], kind: str | Non
         reader.add(MISSING_KEY, key=f"{where}due")
     else:
         settings["due"] = reader.date(item["due"], f"{where}due")
+    # min_grade 0 would count every item as answered: the measures refuse it.
     for key, default, low, high in (("depth", DEFAULT_DEPTH, 1, MAX_DEPTH),
-                                    ("min_grade", DEFAULT_MIN_GRADE, 0, MAX_GRADE),
+                                    ("min_grade", DEFAULT_MIN_GRADE, 1, MAX_GRADE),
                                     ("cover_k", DEFAULT_COVER_K, 1, MAX_DEPTH)):
         value = item.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

@@ -213,8 +213,13 @@ def test_an_r2c2_campaign_with_a_ranking_track_still_needs_pr_and_ac_deadlines(
         ),
         pytest.param(
             {"tracks": tracks(min_grade=6)}, {},
-            "{yaml}: tracks[0].min_grade: expected a whole number from 0 to 5, found 6",
+            "{yaml}: tracks[0].min_grade: expected a whole number from 1 to 5, found 6",
             id="a grade past the scale",
+        ),
+        pytest.param(
+            {"tracks": tracks(min_grade=0)}, {},
+            "{yaml}: tracks[0].min_grade: expected a whole number from 1 to 5, found 0",
+            id="a grade every item reaches",
         ),
         pytest.param(
             {"tracks": tracks(label="sum")}, {},
