@@ -41,7 +41,7 @@ cat <<MSG
     demo campaigns (after make demo; sign in as olga with the password it printed):
       R2C2           http://$HOST:$PORT/campaigns/demo-movies/
         results      http://$HOST:$PORT/campaigns/demo-movies/results/
-        judgments    http://$HOST:$PORT/campaigns/demo-movies/judgments/
+        review queue http://$HOST:$PORT/campaigns/demo-movies/judgments/?to_review=1
       RUBRIC         http://$HOST:$PORT/campaigns/demo-rubric/
         results      http://$HOST:$PORT/campaigns/demo-rubric/results/
         test bank    http://$HOST:$PORT/campaigns/demo-rubric/testbank/
