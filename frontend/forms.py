@@ -65,7 +65,7 @@ class RunUploadForm(forms.Form):
 def _track_choice(window: TrackWindow, zone: str) -> str:
     track = window.track
     closed = "" if window.open else ", not open to participants now"
-    return f"{track.slug} ({track.get_kind_display()}), due {window.due} ({zone}){closed}"
+    return f"{track.slug}: {track.get_kind_display()}, due {window.due} ({zone}){closed}"
 
 
 YES_NO = [("true", "Yes"), ("false", "No")]

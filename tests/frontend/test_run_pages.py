@@ -142,9 +142,9 @@ def test_after_every_deadline_the_submit_page_says_closed_with_each_deadline(
     html = page.content.decode()
     assert page.status_code == 200
     assert CLOSED in html
-    assert "Track ac (Answer with confidence (AC)): runs due 2026-10-15 23:59 (Asia/Tokyo)" \
+    assert "Track ac: Answer with confidence (AC), runs due 2026-10-15 23:59 (Asia/Tokyo)" \
         in html
-    assert "Track pr (Passage retrieval (PR)): runs due 2026-10-01 23:59 (Asia/Tokyo)" in html
+    assert "Track pr: Passage retrieval (PR), runs due 2026-10-01 23:59 (Asia/Tokyo)" in html
     assert 'enctype="multipart/form-data"' not in html and 'name="file"' not in html
 
     sent = post_run(client, "WASEDA-PO-1", example("WASEDA-PO-1"))
@@ -175,7 +175,7 @@ def test_with_some_tracks_closed_only_the_open_ones_are_offered(
     client = signed_in(personas, "participant_a")
     html = client.get(UPLOAD).content.decode()
     assert track_options(html) == ["ac"]
-    assert "ac (Answer with confidence (AC)), due 2026-10-15 23:59 (Asia/Tokyo)" in html
+    assert "ac: Answer with confidence (AC), due 2026-10-15 23:59 (Asia/Tokyo)" in html
     assert f'href="{UPLOAD}"' in client.get("/campaigns/toy/").content.decode()
 
     # A form loaded before the PR deadline and sent after it: refused in the server's words.

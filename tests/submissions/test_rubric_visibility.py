@@ -84,7 +84,7 @@ class TestPages:
         ranking = client.get(f"/runs/{runs['WASEDA-bm25']}/").content.decode()
         invalid = client.get(f"/runs/{runs['WASEDA-gen']}/").content.decode()
 
-        assert "dl (Ranking (TREC run))" in ranking and "2 queries, 5 passages" in ranking
+        assert "dl: Ranking (TREC run)" in ranking and "2 queries, 5 passages" in ranking
         assert "Valid" in ranking and "Validation report" not in ranking
         assert "Validation report" in invalid and "<td>1</td><td>qid</td>" in invalid
         assert "which is not a query of this campaign" in invalid
