@@ -122,9 +122,10 @@ class Command(BaseCommand):
 
 @contextlib.contextmanager
 def _interrupted_by_termination() -> Iterator[None]:
-    """While the block runs, SIGTERM and SIGHUP (a closed terminal, `kill`, a CI
-    timeout) stop the command as Ctrl-C does, so the run being graded is released, not
-    left held. Only the main thread may set handlers; elsewhere nothing changes."""
+    """While the block runs, SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, a closed terminal,
+    a CI timeout) stop the command, so the run being graded is released, not left held;
+    SIGINT too, as a shell starts a background job with it ignored. Only the main thread
+    may set handlers; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -133,7 +134,7 @@ def _interrupted_by_termination() -> Iterator[None]:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     before = {signum: signal.signal(signum, interrupt)
-              for signum in (signal.SIGTERM, signal.SIGHUP)}
+              for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
