@@ -135,10 +135,9 @@ def randomised_tukey_hsd(
     implementation (no +1 correction).
     """
     x = np.asarray(scores, dtype=np.float64)
-    parts = x if statistic is not None and x.ndim == 3 else x[None]
-    if parts.ndim != 3 or x.ndim != (2 if statistic is None else 3) or (
-            parts.shape[1] < 1 or parts.shape[2] < 2):
+    if x.ndim != (2 if statistic is None else 3) or x.shape[-2] < 1 or x.shape[-1] < 2:
         raise ValueError(BAD_MATRIX.format(shape=x.shape))
+    parts = x if statistic is not None else x[None]
     if not np.all(np.isfinite(x)):
         raise ValueError(NOT_FINITE)
     _, n_topics, n_runs = parts.shape
@@ -279,7 +278,7 @@ class _Trials:
             # mode="clip": the cells are in range by construction, and numpy's default
             # bounds check costs more than the gather itself
             np.take(self.x[part].ravel(), keys, out=scores, mode="clip")
-            result[part] = scores.reshape(size, self.n_topics, self.n_runs).sum(axis=1)
+            scores.reshape(size, self.n_topics, self.n_runs).sum(axis=1, out=result[part])
         return result
 
     @property
