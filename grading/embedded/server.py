@@ -339,6 +339,11 @@ def run_server(
         params.cpuparams_batch.n_threads = options.threads
     server = xllamacpp.Server(params)
     try:
+        # The engine's task loop starts after the constructor returns, and a stop sent
+        # before it runs is lost (the loop sets itself running), so the destructor would
+        # wait forever. A metrics request is answered by that loop: once it returns,
+        # stopping is safe.
+        server.handle_metrics()
         on_ready(str(server.listening_address))
         while not stop.wait(timeout=1.0):
             pass

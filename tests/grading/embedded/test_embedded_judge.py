@@ -104,6 +104,32 @@ def test_serve_llm_serves_in_the_foreground_until_interrupted(model_var_dir: Pat
     assert not is_healthy(f"{address}/health", timeout=1.0)
 
 
+# Stops the server the moment it is ready, five times over, in a child whose hang the test
+# can see: the engine's task loop starts after its constructor returns and a stop sent
+# before it runs is lost, so without waiting for that loop some of these hung forever.
+_STOP_AT_ONCE = """
+import sys, threading
+from pathlib import Path
+from grading.embedded.models import ensure_model
+from grading.embedded.server import ServerOptions, run_server
+model = ensure_model(sys.argv[1], var_dir=Path(sys.argv[2]))
+for _ in range(5):
+    stop = threading.Event()
+    run_server(model, alias="m", options=ServerOptions(n_parallel=1, ctx_per_slot=512, port=0),
+               on_ready=lambda address: stop.set(), stop=stop)
+print("stopped 5 times")
+"""
+
+
+@pytest.mark.llm
+def test_a_server_stopped_as_soon_as_it_is_ready_stops(model_var_dir: Path) -> None:
+    stopped = subprocess.run(
+        [sys.executable, "-c", _STOP_AT_ONCE, SMALL_MODEL, str(model_var_dir)],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+
+    assert stopped.stdout.strip() == "stopped 5 times", stopped.stderr[-2000:]
+
+
 def test_a_server_that_dies_while_starting_is_reported_with_its_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
