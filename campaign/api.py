@@ -43,7 +43,7 @@ CAMPAIGN_NOT_FOUND = "No Campaign matches the given query."
 #: (campaigns are public, so naming them gives nothing away).
 NO_SUCH_CAMPAIGN = "no campaign {slug!r} that you take part in; {yours}"
 
-#: The API's one error shape (config.api_errors), for the OpenAPI document. Inline: a
+#: The API's one error shape (infrastructure.api_errors), for the OpenAPI document. Inline: a
 #: serializer class may not declare a field named `errors`.
 API_ERROR = inline_serializer(name="ApiError", fields={
     "detail": serializers.CharField(help_text="what went wrong, in words"),

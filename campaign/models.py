@@ -16,7 +16,7 @@ from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
 
 # Defined once, in the judge's pure package: it imports no app, so campaign may import it
 # (pyproject.toml, import-linter). Callers may import it from here too.
-from grading.llm.prompts import AnswerCheck, PromptTarget, RubricAnswerCheck
+from campaign.vocabulary import AnswerCheck, PromptTarget, RubricAnswerCheck
 
 TEAM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 TEAM_NAME_HELP = "letters, digits, '_' and '-', starting with a letter or digit, at most 64"

@@ -15,7 +15,7 @@ from campaign.models import (
 from campaign.selectors import phase_applies
 from campaign.testbank import MAX_ANSWERS
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
-from grading.llm.prompts import PromptTarget
+from campaign.vocabulary import PromptTarget
 
 RUBRIC_ONLY = "ranking/response tracks only"
 

@@ -32,7 +32,7 @@ from campaign.models import (
     TestBankItem,
     text_hash,
 )
-from grading.llm.prompts import PromptTarget
+from campaign.vocabulary import PromptTarget
 from submissions.formats.common import is_blank
 from submissions.formats.control_characters import value_control_problem
 from submissions.formats.test_bank import QueryBank, default_item_id

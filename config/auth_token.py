@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaign.api import error_responses
-from config.throttles import (
+from infrastructure.throttles import (
     TOO_MANY_FAILED_SIGN_INS,
     SignInPerIpThrottle,
     SignInPerUsernameThrottle,
@@ -30,7 +30,7 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
     """
 
     # DRF checks the throttles before the view runs: a throttled guess never reaches the
-    # password hasher. Only failures are counted (config.throttles).
+    # password hasher. Only failures are counted (infrastructure.throttles).
     throttle_classes = [SignInPerUsernameThrottle, SignInPerIpThrottle]
     # As ObtainAuthToken's empty tuple, but the OpenAPI document then says so.
     permission_classes = [permissions.AllowAny]

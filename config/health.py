@@ -33,7 +33,7 @@ from django.views.decorators.http import require_GET
 from campaign.models import Membership, Role
 from config.celery import app as celery_app
 from config.celery import ping
-from config.query_params import parse_flag
+from infrastructure.query_params import parse_flag
 
 BROKER_FOLDER_MISSING = "broker folder {folder} is missing or not writable"
 WORKER_SILENT = "no worker answered within {timeout} s"

@@ -18,7 +18,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str
+from infrastructure.env import env_bool, env_float, env_int, env_list, env_str
 
 # Lets admin and other generic Django classes be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -100,7 +100,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First: it puts every error under /api/ in the API's JSON shape, whatever raised it.
-    "config.middleware.ApiErrorsMiddleware",
+    "infrastructure.middleware.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -109,7 +109,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Work a page asked for but could not queue (Redis down): a message, not a 500.
-    "config.queueing.QueueUnavailableMiddleware",
+    "infrastructure.queueing.QueueUnavailableMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -224,7 +224,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 # --- throttles and their cache --------------------------------------------
 # Failed sign-ins (API token and web form) per user name and per client address, and run
-# uploads per team (config/throttles.py). A rate is N/second, N/minute, N/hour or N/day;
+# uploads per team (infrastructure/throttles.py). A rate is N/second, N/minute, N/hour or N/day;
 # "off" turns a throttle off. Failures only count towards the sign-in rates.
 _RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
 
@@ -269,15 +269,15 @@ CACHES = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # `Authorization: Token <key>` or `Authorization: Bearer <key>`
-        "config.authentication.TokenOrBearerAuthentication",
+        "infrastructure.authentication.TokenOrBearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "infrastructure.api_errors.api_exception_handler",
     # ?format= wins over the Accept header (?format=csv with Accept: application/json).
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.FormatParameterFirst",
-    # Scoped throttles only, set on the views they guard (config/throttles.py).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "infrastructure.negotiation.FormatParameterFirst",
+    # Scoped throttles only, set on the views they guard (infrastructure/throttles.py).
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "NUM_PROXIES": THROTTLE_NUM_PROXIES,
     "DEFAULT_RENDERER_CLASSES": [
@@ -355,7 +355,7 @@ def _default_result_backend() -> str:
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or _default_result_backend()
 # Sending a task waits for the broker and, with Redis, for the result store, which Celery
 # asks to follow the task first (its default: twenty tries a second apart). A request that
-# queues work gives up after a few quick tries and says so (config/queueing.py).
+# queues work gives up after a few quick tries and says so (infrastructure/queueing.py).
 _FEW_QUICK_TRIES = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
                     "interval_max": 0.5}
 CELERY_TASK_PUBLISH_RETRY_POLICY = _FEW_QUICK_TRIES

@@ -5,15 +5,16 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerView
 
 from campaign import api as campaign_api
-from config.api_errors import json_not_found
 from config.auth_token import ThrottledObtainAuthToken
 from config.health import healthz
 from config.schema import SchemaView
 from grading import api as grading_api
-from grading import overrides_api, testbank_api, verification_api
+from grading import overrides_api, testbank_api
 from grading.agreement import api as agreement_api
+from infrastructure.api_errors import json_not_found
 from scoring import api as scoring_api
 from scoring import meta_api
+from scoring.verification import api as verification_api
 from submissions import api as submissions_api
 
 api_v1 = [

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from campaign.text_fields import NOTE, CleanTextFormField
+from campaign.vocabulary import PromptTarget
 from frontend import plots
 from grading.agreement.cascade import cascade_to_second_judge
 from grading.agreement.guarantee import smallest_passing_sample
@@ -30,7 +31,7 @@ from grading.agreement.samples import (
     blind_sample_draw,
 )
 from grading.agreement.thresholds import rubric_min_grade
-from grading.llm.prompts import RUBRIC_INSTRUCTIONS, PromptTarget
+from grading.llm.prompts import RUBRIC_INSTRUCTIONS
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentKind
 from grading.services import EditRefused
 

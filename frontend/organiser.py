@@ -17,6 +17,7 @@ from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_role
 from frontend.agreement import agreement_sections
 from frontend.forms import JudgmentEditForm
+from grading.dispatch import enqueue_scoring, enqueue_testbank_generation
 from grading.filters import ReviewQueueFilter
 from grading.models import JudgeValidation, Judgment, JudgmentKind
 from grading.review import doubt_counts, is_doubtful
@@ -28,14 +29,18 @@ from grading.selectors import (
     runs_using,
 )
 from grading.serializers import TestBankGenerateSerializer
-from grading.services import EditRefused, campaign_grading_queue, judgment_confirm, judgment_edit
+from grading.services import (
+    EditRefused,
+    campaign_grading_queue,
+    enqueue_grading,
+    judgment_confirm,
+    judgment_edit,
+)
 from grading.setup import official_model_name
 from grading.stall_selectors import runs_not_done, worker_pulses
-from grading.tasks import enqueue_grading, enqueue_testbank_generation
 from grading.validation.services import grading_refusal
 from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish
-from scoring.tasks import enqueue_scoring
 from submissions.selectors import invalid_uploads, runs_by_team
 
 PAGE_SIZE = 50
@@ -120,7 +125,8 @@ def start_testbank_generation(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, f"{field}: {' '.join(str(p) for p in problems)}")
         return redirect("dashboard", slug=slug)
     target, n = form.validated_data["target"], form.validated_data["n"]
-    enqueue_testbank_generation(campaign=campaign, target=target, n=n, user=_user(request))
+    enqueue_testbank_generation(campaign_id=campaign.pk, target=target, n=n,
+                                user_id=_user(request).pk)
     messages.success(request, f"Drafting {n} {target} per query without test-bank items: "
                               "the drafts appear in the test bank when a worker is done.")
     return redirect("dashboard", slug=slug)

@@ -1,6 +1,6 @@
 """The sign-in page: Django's LoginView, with failed sign-ins throttled.
 
-The same throttles, rates and counts as the API's token endpoint (config.throttles): a
+The same throttles, rates and counts as the API's token endpoint (infrastructure.throttles): a
 guesser gains nothing by moving from one to the other.
 """
 
@@ -13,7 +13,7 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from config.throttles import sign_in_failed, sign_in_succeeded, sign_in_wait
+from infrastructure.throttles import sign_in_failed, sign_in_succeeded, sign_in_wait
 
 TOO_MANY_FAILED_SIGN_INS = (
     "Too many failed sign-ins for this user name or from your address. "

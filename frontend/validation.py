@@ -8,13 +8,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.queueing import queue_task
 from frontend import plots
 from frontend.organiser import _organiser_campaign, _user
 from grading.models import JudgeValidation
 from grading.tasks import validate_judge
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.runner import FOLDS
+from infrastructure.queueing import queue_task
 
 JUDGES = ("official", "second")
 

@@ -20,8 +20,6 @@ from campaign.api import error_responses, organiser_campaign
 from campaign.models import Role
 from campaign.selectors import campaign_role
 from campaign.serializers import TestBankEditFormSerializer
-from config.api_errors import authenticated_user
-from config.query_params import query_flag
 from grading.filters import JudgmentFilter
 from grading.models import Judgment
 from grading.review import is_doubtful
@@ -43,10 +41,12 @@ from grading.serializers import (
 from grading.services import (
     EditRefused,
     campaign_grading_queue,
+    enqueue_grading,
     judgment_confirm,
     judgment_edit,
 )
-from grading.tasks import enqueue_grading
+from infrastructure.api_errors import authenticated_user
+from infrastructure.query_params import query_flag
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run
 

@@ -23,6 +23,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from grading.claims import Claim, claim_heartbeat, claimed_work
+from grading.dispatch import enqueue_chunk_grading
 from grading.judge import Judge, JudgeUnavailable
 from grading.models import ChunkStatus, GradingChunk
 from grading.services import (
@@ -84,14 +85,10 @@ def run_grading_split(*, run: Run, token: str, size: int, queue: str | None = No
         ])
         waiting = list(GradingChunk.objects.filter(run=run, round=token)
                        .exclude(status=ChunkStatus.GRADED).values_list("pk", flat=True))
-        return _enqueue_chunks(waiting, queue)
+        return enqueue_chunk_grading(waiting, queue=queue)
 
 
-def _enqueue_chunks(chunk_ids: list[int], queue: str | None) -> list[str]:
-    # The tasks module imports this one; it is imported when first needed.
-    from grading import tasks
 
-    return tasks.enqueue_chunk_grading(chunk_ids, queue=queue)
 
 
 @dataclass(frozen=True)

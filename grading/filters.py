@@ -18,16 +18,16 @@ from django.db.models import QuerySet
 from django.http import QueryDict
 
 from campaign.models import Campaign
-from config.query_params import FlagCheckbox, FlagField
 from grading.models import JudgmentKind
 from grading.selectors import JUDGMENT_ORDERS, graded_runs, judgment_uses
+from infrastructure.query_params import FlagCheckbox, FlagField
 
 BAD_KIND = "expected entailment, answer or rubric, found %(value)r"
 BAD_ORDER = f"expected {' or '.join(JUDGMENT_ORDERS)}, found %(value)r"
 
 
 class FlagFilter(django_filters.BooleanFilter):
-    """A yes/no parameter, parsed as every other one is (config.query_params)."""
+    """A yes/no parameter, parsed as every other one is (infrastructure.query_params)."""
 
     field_class = FlagField
 

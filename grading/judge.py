@@ -32,17 +32,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from campaign.vocabulary import RubricAnswerCheck
 from grading.entailment_rule import RULE_PRECISION, RULE_VERSION, unsupported
 from grading.gold_match import GOLD_RULE_VERSION, GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest, Label
 from grading.llm.loop import LoopThread
 from grading.llm.parsing import VerdictLabel
-from grading.llm.prompts import (
-    ANSWER_KEY_PROMPT_VERSION,
-    RUBRIC_PROMPT_VERSION,
-    RubricAnswerCheck,
-)
+from grading.llm.prompts import ANSWER_KEY_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
 from grading.llm.rubric import (
     RubricGrade,
     answer_key_request,

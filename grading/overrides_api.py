@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 from campaign.api import error_responses
 from campaign.models import Role
 from campaign.selectors import campaign_membership, campaign_role
-from config.api_errors import authenticated_user
 from grading.run_overrides import run_override
+from infrastructure.api_errors import authenticated_user
 from submissions.api import RUN_NOT_FOUND
 from submissions.models import Run, RunActionKind
 from submissions.overrides import OverrideRefused

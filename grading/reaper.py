@@ -32,11 +32,12 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from config.queueing import QueueUnavailable
+from grading.dispatch import enqueue_chunk_grading, send_run_regrading
 from grading.models import ChunkStatus, GradingChunk, WorkerHeartbeat
 from grading.selectors import GRADED_TRACK_KINDS
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal
+from infrastructure.queueing import QueueUnavailable
 from submissions.models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -185,15 +186,13 @@ def _requeue_run(seen: QuerySet[Run], *, run_id: int, now: datetime,
                  report: ReapReport) -> bool:
     """QUEUED again (the claim's token cleared: its grader, if alive, stops at its next
     beat) and a new task sent once that is committed; whether this reaper did it."""
-    from grading import tasks  # the tasks module imports this one
-
     try:
         with transaction.atomic():
             if not seen.update(status=RunStatus.QUEUED, grading_token="",
                                grading_heartbeat=now,
                                grading_requeues=F("grading_requeues") + 1):
                 return False
-            tasks.send_run_grading(run_id)
+            send_run_regrading(run_id)
     except QueueUnavailable as down:
         # Committed: the run is QUEUED, and is sent again once the broker answers.
         report.not_sent.append(f"run {run_id}: {down.detail}")
@@ -256,15 +255,13 @@ def _settle_chunk(seen: QuerySet[GradingChunk], *, chunk: GradingChunk, limits: 
 
 def _requeue_chunk(seen: QuerySet[GradingChunk], *, chunk_id: int, now: datetime,
                    report: ReapReport) -> bool:
-    from grading import tasks  # the tasks module imports this one
-
     try:
         with transaction.atomic():
             # `heartbeat` of a QUEUED chunk is when it was queued (grading.chunks).
             if not seen.update(status=ChunkStatus.QUEUED, token="", heartbeat=now,
                                requeues=F("requeues") + 1):
                 return False
-            tasks.enqueue_chunk_grading([chunk_id])
+            enqueue_chunk_grading([chunk_id])
     except QueueUnavailable as down:
         report.not_sent.append(f"chunk {chunk_id}: {down.detail}")
     return True

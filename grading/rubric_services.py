@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
+from campaign.vocabulary import RubricAnswerCheck
 from grading.claims import Claim
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
@@ -29,7 +30,6 @@ from grading.judgment_cache import (
     chunks,
     ensure_judgments,
 )
-from grading.llm.prompts import RubricAnswerCheck
 from grading.models import Judgment, JudgmentKind, PassageItemGrade
 from submissions.models import Run, RunStatus
 from submissions.selectors import passages_to_grade

@@ -40,6 +40,7 @@ from grading.review import (
     is_doubtful,
 )
 from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
+from scoring.measures.stats import cohen_kappa
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey
 from submissions.formats.marked_ac_run import MarkedAnswerRecord, MarkedNugget, block_marks
@@ -468,8 +469,6 @@ LABEL_FIELD = {"entailment": "entailed", "answer": "correct"}
 
 
 def _agreement(kind: str, between: str, pairs: list[tuple[bool, bool]]) -> Agreement:
-    from scoring.measures.stats import cohen_kappa
-
     kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]) if pairs else None
     return Agreement(kind=kind, between=between, pairs=len(pairs),
                      disagreements=sum(1 for a, b in pairs if a != b), kappa=kappa)

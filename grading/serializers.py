@@ -5,7 +5,8 @@ from typing import Any
 from rest_framework import serializers
 
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
-from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS, PromptTarget
+from campaign.vocabulary import PromptTarget
+from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import JudgmentKind

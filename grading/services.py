@@ -22,8 +22,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from campaign.models import AnswerCheck, Campaign, Question
+from campaign.models import Campaign, Question
+from campaign.vocabulary import AnswerCheck
 from grading.claims import Claim, claim_heartbeat, claimed_work
+from grading.dispatch import enqueue_scoring, send_runs_grading
 from grading.judge import AnswerInput, EntailmentInput, Judge, JudgeInput, JudgeUnavailable
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -45,7 +47,6 @@ from grading.models import (
 from grading.rubric_services import RubricGradeReport, rubric_run_grade
 from grading.selectors import GRADED_TRACK_KINDS, runs_using
 from grading.setup import official_judge, second_judge
-from scoring.tasks import enqueue_scoring
 from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
 
 
@@ -328,14 +329,15 @@ def _after_edit(judgment: Judgment) -> None:
         # scoring again is all an edit needs.
         enqueue_scoring(judgment.campaign_id)
     else:
-        _enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
+        enqueue_grading([run.pk for run in runs_using(judgment=judgment)])
 
 
-def _enqueue_grading(run_ids: list[int]) -> list[str]:
-    # The tasks module imports this one; it is imported when first needed.
-    from grading import tasks
-
-    return tasks.enqueue_grading(run_ids)
+def enqueue_grading(run_ids: list[int]) -> list[str]:
+    """Mark the runs QUEUED now and send a grading task per run on commit; the task ids.
+    A task lost on the way leaves its run QUEUED, where the next "grade pending runs"
+    finds it; a queue that does not answer raises `QueueUnavailable` at the commit."""
+    runs_mark_queued(run_ids=run_ids)
+    return send_runs_grading(run_ids)
 
 
 CONFIRM_NOTE = "Confirmed by an organiser: the judge's label stands."

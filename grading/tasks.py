@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import uuid
 from typing import Any
 
 from celery import shared_task
@@ -12,12 +11,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from campaign.models import Campaign
-from config.queueing import queue_on_commit
 from grading.chunks import chunk_claim, chunk_grading
+from grading.dispatch import GENERATE_TESTBANK, GRADE_CHUNK, GRADE_RUN, GRADE_TESTBANK_ITEMS
 from grading.judge import JudgeUnavailable
 from grading.reaper import grading_reap
 from grading.rubric_services import RubricGradeReport
-from grading.services import run_claim_for_grading, run_grading, runs_mark_queued
+from grading.services import run_claim_for_grading, run_grading
 from grading.setup import judge_named, official_judge, official_model_name
 from grading.testbank_generation import testbank_generate
 from grading.testbank_regrade import testbank_items_regrade
@@ -25,18 +24,15 @@ from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
 from submissions.models import Run, RunStatus
 
-#: What to do when grading could not be queued: the runs are QUEUED, and stay so.
-RUNS_STAY_QUEUED = ("The runs stay queued: ask for grading of the pending runs again once "
-                    "the queue answers (or run `manage.py grade`).")
-
-#: What becomes of a run whose chunks could not be queued (the broker went down).
-CHUNKS_WAIT = ("The run stays in grading until its claim is GRADING_STALE_SECONDS old; "
-               "grading the pending runs again then takes it over.")
-
 logger = logging.getLogger(__name__)
 
+#: A grading task is acknowledged once done (redelivered if its worker dies) and tried
+#: again on a judge that does not answer.
+_REDELIVERED_AND_RETRIED: dict[str, Any] = {
+    "bind": True, "max_retries": 5, "acks_late": True, "reject_on_worker_lost": True}
 
-@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+
+@shared_task(name=GRADE_RUN, **_REDELIVERED_AND_RETRIED)
 def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     """Grade one AC, ranking or response run; an AC run of more than GRADING_CHUNK_NUGGETS
     nugget records is split into chunks, a `grade_chunk` task each, which any workers
@@ -86,7 +82,7 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
             "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
 
 
-@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=GRADE_CHUNK, **_REDELIVERED_AND_RETRIED)
 def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
     """Grade one chunk of a large AC run (grading.chunks). Redelivered or repeated, it
     does no work twice; a chunk whose round is over is left alone."""
@@ -113,19 +109,7 @@ def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
             "scoring_task": outcome.scoring_task}
 
 
-def enqueue_chunk_grading(chunk_ids: list[int], *, queue: str | None = None) -> list[str]:
-    """Send a task per chunk (on `queue`, else the default one) once the transaction
-    commits; returns the task ids."""
-    task_ids = [str(uuid.uuid4()) for _ in chunk_ids]
-    options = {"queue": queue} if queue else {}
-    for chunk_id, task_id in zip(chunk_ids, task_ids, strict=True):
-        queue_on_commit(grade_chunk.apply_async, args=(chunk_id,), task_id=task_id,
-                        work=f"the grading of {len(chunk_ids)} chunk(s) of a run",
-                        retry=CHUNKS_WAIT, **options)
-    return task_ids
-
-
-@shared_task(bind=True, max_retries=5, acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=GRADE_TESTBANK_ITEMS, **_REDELIVERED_AND_RETRIED)
 def grade_testbank_items(self: Any, campaign_id: int,
                          item_ids: list[int]) -> dict[str, Any] | None:
     """Grade test-bank items just added or edited (grading.testbank_regrade). Repeated,
@@ -154,31 +138,6 @@ def grade_testbank_items(self: Any, campaign_id: int,
             "scoring_task": done.scoring_task}
 
 
-def enqueue_grading(run_ids: list[int]) -> list[str]:
-    """Mark the runs QUEUED now and send a grading task per run once the transaction
-    commits; returns the task ids. A task lost on the way leaves its run QUEUED, where
-    the next "grade pending runs" (or the `grade` command) finds it; if the queue does
-    not answer, `QueueUnavailable` (at the commit) says so."""
-    runs_mark_queued(run_ids=run_ids)
-    task_ids = [str(uuid.uuid4()) for _ in run_ids]
-    work = f"the grading of {len(run_ids)} run(s)"
-    for run_id, task_id in zip(run_ids, task_ids, strict=True):
-        queue_on_commit(grade_run.apply_async, args=(run_id,), task_id=task_id, work=work,
-                        retry=RUNS_STAY_QUEUED)
-    return task_ids
-
-
-def send_run_grading(run_id: int) -> str:
-    """Send a grading task for a run already QUEUED (the reaper's re-queue: unlike
-    `enqueue_grading`, the run's re-queue count stands) once the transaction commits;
-    its task id."""
-    task_id = str(uuid.uuid4())
-    queue_on_commit(grade_run.apply_async, args=(run_id,), task_id=task_id,
-                    work="the grading of a run whose worker went silent",
-                    retry=RUNS_STAY_QUEUED)
-    return task_id
-
-
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def reap_stalled_grading() -> dict[str, list[Any]]:
     """Re-queue or fail grading that went silent (grading.reaper); sent by `celery beat`
@@ -202,7 +161,7 @@ def validate_judge(campaign_id: int, judge_name: str, user_id: int | None = None
     return validation.pk
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=GENERATE_TESTBANK, acks_late=True, reject_on_worker_lost=True)
 def generate_testbank(campaign_id: int, target: str, n: int,
                       user_id: int | None = None) -> dict[str, Any]:
     """Draft test-bank items for a campaign's queries without items (the API, the
@@ -215,15 +174,3 @@ def generate_testbank(campaign_id: int, target: str, n: int,
         logger.warning("test bank of %s, query %s: nothing drafted: %s", campaign.slug, qid,
                        reason)
     return {"drafted": report.drafted, "failed": report.failed, "skipped": report.skipped}
-
-
-def enqueue_testbank_generation(*, campaign: Campaign, target: str, n: int,
-                                user: User | None) -> str:
-    """Send a generation task once the current transaction commits; its task id.
-    `QueueUnavailable` (at the commit) if the queue does not answer."""
-    task_id = str(uuid.uuid4())
-    args = (campaign.pk, target, n, user.pk if user else None)
-    queue_on_commit(generate_testbank.apply_async, args=args, task_id=task_id,
-                    work="the drafting of test-bank items",
-                    retry="Ask for the drafts again once the queue answers.")
-    return task_id

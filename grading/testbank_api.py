@@ -33,10 +33,10 @@ from campaign.testbank import (
     testbank_retire,
 )
 from campaign.text_fields import text_problem
-from config.api_errors import authenticated_user
+from grading.dispatch import enqueue_testbank_generation
 from grading.serializers import TestBankGenerateSerializer
-from grading.tasks import enqueue_testbank_generation
 from grading.testbank_regrade import testbank_changed
+from infrastructure.api_errors import authenticated_user
 
 # The same words whether the thing is missing or hidden, and no slug or id in them.
 NO_SUCH_BANK = "No such test bank."
@@ -185,7 +185,7 @@ class TestBankGenerateView(APIView):
         form = TestBankGenerateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         target, n = form.validated_data["target"], form.validated_data["n"]
-        task = enqueue_testbank_generation(campaign=campaign, target=target, n=n,
-                                           user=authenticated_user(request))
+        task = enqueue_testbank_generation(campaign_id=campaign.pk, target=target, n=n,
+                                           user_id=authenticated_user(request).pk)
         return Response({"detail": f"drafting {n} {target} per query without items",
                          "task": task}, status=status.HTTP_202_ACCEPTED)

@@ -21,10 +21,11 @@ from django.db import transaction
 
 from campaign.models import BankItemStatus, Campaign, Question, TestBankItem
 from campaign.testbank import TestBankRefused, testbank_add
+from campaign.vocabulary import PromptTarget
 from grading.judge import JudgeIdentity
 from grading.llm.client import JudgeCall, JudgeError
 from grading.llm.inputs import JudgeRequest
-from grading.llm.prompts import TESTBANK_PROMPT_VERSION, PromptTarget
+from grading.llm.prompts import TESTBANK_PROMPT_VERSION
 from grading.llm.rubric import GeneratedItem, bank_items_request
 from grading.testbank_regrade import testbank_changed
 

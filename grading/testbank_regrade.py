@@ -14,23 +14,18 @@ The views call `testbank_changed` after the campaign app's audited write
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
-from config.queueing import queue_on_commit
+from grading.dispatch import enqueue_scoring, enqueue_testbank_items
 from grading.judge import Judge
 from grading.judgment_cache import GradingProgress
 from grading.rubric_services import RubricGradeReport, rubric_items_grade
-from scoring.tasks import enqueue_scoring
 from submissions.models import Run, RunQuerySet, RunStatus
 
 #: When the grading of changed items could not be queued: grading the graded runs again
 #: grades every current item, the changed ones included (the others' grades are cached).
-GRADE_ALL_AGAIN = ("Once the queue answers, ask for grading again with the graded runs "
-                   "included: that grades every current item.")
-
 
 def _rubric_runs(campaign: Campaign) -> RunQuerySet:
     return Run.objects.filter(track__campaign=campaign,
@@ -44,14 +39,7 @@ def testbank_changed(*, campaign: Campaign, items: Sequence[TestBankItem]) -> st
     if not items or not _rubric_runs(campaign).filter(
             status__in=RunStatus.JUDGED | RunStatus.IN_GRADING).exists():
         return None
-    # The tasks module imports this one; it is imported when first needed.
-    from grading import tasks
-
-    task_id = str(uuid.uuid4())
-    queue_on_commit(tasks.grade_testbank_items.apply_async,
-                    args=(campaign.pk, sorted(item.pk for item in items)), task_id=task_id,
-                    work="the grading of the changed test-bank item(s)", retry=GRADE_ALL_AGAIN)
-    return task_id
+    return enqueue_testbank_items(campaign.pk, sorted(item.pk for item in items))
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from rest_framework.views import APIView
 
 from campaign.api import campaign_named, error_responses, organiser_campaign
 from campaign.models import Campaign, Track, TrackKind
-from config.api_errors import authenticated_user
+from grading.dispatch import enqueue_scoring
 from grading.selectors import ac_runs
+from infrastructure.api_errors import authenticated_user
 from scoring.exports import (
     graded_jsonl,
     leaderboard_latex,
@@ -40,7 +41,6 @@ from scoring.serializers import (
     RubricTrackQuerySerializer,
 )
 from scoring.services import PublishRefused, evaluation_publish, evaluation_unpublish
-from scoring.tasks import enqueue_scoring
 from submissions.models import Run
 from submissions.selectors import run_for_user
 

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign.api import error_responses, organiser_campaign
-from config.api_errors import authenticated_user
+from infrastructure.api_errors import authenticated_user
 from scoring.meta_selectors import NothingToCompare, meta_evaluation, reference_summary
 from scoring.reference_services import (
     ReferenceRefused,

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import uuid
-
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from campaign.models import Campaign
-from config.queueing import queue_on_commit
+from grading.dispatch import SCORE_CAMPAIGN
 from scoring.services import campaign_score
-
-SCORE_AGAIN = "Ask for scoring again once the queue answers."
 
 
 # A database connection lost mid-scoring (PostgreSQL restarted, a proxy's idle cut, a
 # failover) fails the task with OperationalError or InterfaceError; nothing else would
 # send it again, and the round's runs would stay GRADED with stale leaderboards. Celery's
 # Django fixup closes the broken connection after the task, so the retry opens a new one.
-@shared_task(acks_late=True, reject_on_worker_lost=True,
+@shared_task(name=SCORE_CAMPAIGN, acks_late=True, reject_on_worker_lost=True,
              autoretry_for=(OperationalError, InterfaceError), retry_backoff=1, max_retries=5)
 def score_campaign(campaign_id: int) -> list[int]:
     """Recompute every leaderboard of a campaign; returns the new evaluation ids.
@@ -28,13 +24,3 @@ def score_campaign(campaign_id: int) -> list[int]:
     """
     campaign = Campaign.objects.get(pk=campaign_id)
     return [evaluation.pk for evaluation in campaign_score(campaign=campaign)]
-
-
-def enqueue_scoring(campaign_id: int) -> str:
-    """Queue a scoring of the campaign once the current transaction commits; the task id.
-
-    Raises `QueueUnavailable` (at the commit) if the task queue does not answer."""
-    task_id = str(uuid.uuid4())
-    queue_on_commit(score_campaign.apply_async, args=(campaign_id,), task_id=task_id,
-                    work="the scoring of the campaign", retry=SCORE_AGAIN)
-    return task_id

@@ -21,9 +21,8 @@ from rest_framework.views import APIView
 from campaign.api import campaign_named, error_responses, no_such_campaign
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_membership, campaign_role
-from config.api_errors import authenticated_user
-from config.query_params import query_flag
-from config.throttles import UploadsPerTeamThrottle
+from infrastructure.api_errors import authenticated_user
+from infrastructure.query_params import query_flag
 from submissions.bulk import runs_submit_zip
 from submissions.formats.upload_window import campaign_time
 from submissions.models import Run, RunStatus
@@ -44,6 +43,7 @@ from submissions.serializers import (
     RunUploadSerializer,
 )
 from submissions.services import INVALID_RUN, RunRefused, run_check_campaign_open, run_submit
+from submissions.throttles import UploadsPerTeamThrottle
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
 NOT_SHARED_YET = "PR runs of {campaign} are shared with all teams after {due} ({zone})"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from campaign.vocabulary import AnswerCheck
 from grading.llm import prompts, subtasks
 from grading.llm.schemas import answer_response_format, response_format
 from grading.validation.labelled import AnswerItem, EntailmentItem
@@ -102,7 +103,7 @@ def _answer_v1(check: str) -> Callable[[AnswerItem], list[Probe]]:
     def probes(item: AnswerItem) -> list[Probe]:
         messages = prompts.answer_messages(
             question=item.question, answer=item.answer, nuggets=dict(item.nuggets),
-            answer_check=prompts.AnswerCheck(check), gold_answers=item.gold_answers)
+            answer_check=AnswerCheck(check), gold_answers=item.gold_answers)
         fmt = answer_response_format([num for num, _ in item.nuggets])
         # The whole reply: "correct" comes after a reason, and "relevant" is a list.
         return [Probe({"correct": (item.id, 0), "relevant": (item.id, -1)},

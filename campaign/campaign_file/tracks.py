@@ -30,7 +30,7 @@ from campaign.campaign_file.common import (
     _Reader,
     _type_name,
 )
-from grading.llm.prompts import ANSWER_CHECKS, RubricAnswerCheck
+from campaign.vocabulary import ANSWER_CHECKS, RubricAnswerCheck
 from scoring.measures.catalogue import RANKS_BY, significance_candidates
 
 ANSWER_CHECK_ON_PR = "{file}: {key}: answer_check applies to AC, ranking and response tracks only"

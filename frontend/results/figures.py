@@ -18,9 +18,9 @@ from functools import partial
 from django.core.cache import cache
 
 from campaign.models import TrackKind
-from config.throttles import CACHE_ERRORS
 from frontend import plots
 from frontend.results.tables import Table, data_table
+from infrastructure.throttles import CACHE_ERRORS
 from scoring.leaderboard import Leaderboard
 from scoring.measures.catalogue import MEAN_OVER, Measure, label_of, measure_named, measures_of
 from scoring.measures.rubric import leaderboard_agreement

@@ -11,7 +11,7 @@ from django import forms
 from campaign.models import BankItemStatus, Campaign, Question, TestBankItem
 from campaign.testbank import ItemChange, TestBankRefused
 from campaign.text_fields import ANSWER, NOTE, CleanTextFormField
-from grading.llm.prompts import PromptTarget
+from campaign.vocabulary import PromptTarget
 from grading.llm.schemas import RUBRIC_GRADES
 
 NOT_AN_ITEM = "'{item}' is not a current item of query {qid}"

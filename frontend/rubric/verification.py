@@ -21,7 +21,8 @@ from frontend.organiser import _organiser_campaign, _user
 from frontend.rubric.forms import GapsFilterForm, GradeEditForm, VerificationFilterForm
 from grading.models import Judgment, JudgmentKind
 from grading.services import EditRefused, judgment_edit
-from grading.verification_selectors import (
+from scoring.meta_selectors import reference_current
+from scoring.verification.selectors import (
     answers_by_grade,
     current_items,
     grid_rows,
@@ -29,7 +30,6 @@ from grading.verification_selectors import (
     passage_view,
     rubric_queries,
 )
-from scoring.meta_selectors import reference_current
 
 GRID_PAGE_SIZE = 25
 EDITED = ("Grade set to {grade} wherever this passage text was graded on this item "

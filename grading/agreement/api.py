@@ -16,7 +16,6 @@ from campaign.api import error_responses
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
-from config.api_errors import authenticated_user
 from grading.agreement.cascade import cascade_to_second_judge
 from grading.agreement.report import agreement_report, report_json
 from grading.agreement.samples import (
@@ -28,6 +27,7 @@ from grading.agreement.samples import (
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import BlindItem, BlindSample, JudgmentKind
 from grading.services import EditRefused
+from infrastructure.api_errors import authenticated_user
 
 NOT_FOUND = "Not found."
 

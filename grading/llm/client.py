@@ -52,6 +52,7 @@ from functools import cached_property
 from types import TracebackType
 from typing import Any, Generic, Self, cast
 
+from campaign.vocabulary import AnswerCheck
 from grading.llm.inputs import (
     DecodingParams,
     JudgeRequest,
@@ -62,7 +63,6 @@ from grading.llm.inputs import (
 )
 from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError, VerdictLabel
 from grading.llm.progress import ServerProgress
-from grading.llm.prompts import AnswerCheck
 from grading.llm.transport import (
     HttpAnswer,
     NoAnswer,

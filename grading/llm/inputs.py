@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Generic, Literal, TypeVar
 
+from campaign.vocabulary import AnswerCheck
 from grading.llm.parsing import (
     AnswerLabel,
     EntailmentLabel,
@@ -24,7 +25,6 @@ from grading.llm.parsing import (
 from grading.llm.prompts import (
     ANSWER_PROMPT_VERSION,
     ENTAILMENT_PROMPT_VERSION,
-    AnswerCheck,
     ChatMessage,
     answer_messages,
     entailment_messages,

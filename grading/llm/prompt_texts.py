@@ -7,6 +7,7 @@ the judge was asked without this repository at hand. The inputs appear in braces
 
 from __future__ import annotations
 
+from campaign.vocabulary import ANSWER_CHECKS, PromptTarget
 from grading.llm import prompts, subtasks
 
 
@@ -24,14 +25,14 @@ def prompt_texts() -> dict[str, str]:
         prompts.ANSWER_PROMPT_VERSION: "".join(
             f"# answer_check: {check}\n" + _rendered(prompts.answer_messages(
                 **question, nuggets={1: "{nugget 1}"}, answer_check=check,
-                gold_answers=["{gold answer}"])) for check in prompts.ANSWER_CHECKS),
+                gold_answers=["{gold answer}"])) for check in ANSWER_CHECKS),
         prompts.RUBRIC_PROMPT_VERSION: "".join(
             f"# target: {target}\n" + _rendered(prompts.rubric_messages(
                 passage="{passage}", item="{item}", target=target))
-            for target in prompts.PromptTarget),
+            for target in PromptTarget),
         prompts.TESTBANK_PROMPT_VERSION: "".join(
             f"# target: {target}, n = 10\n" + _rendered(prompts.bank_items_messages(
-                query="{query}", target=target, n=10)) for target in prompts.PromptTarget),
+                query="{query}", target=target, n=10)) for target in PromptTarget),
         prompts.ANSWER_KEY_PROMPT_VERSION: _rendered(prompts.answer_key_messages(
             **question, key_answers=["{key answer}"])),
     }

@@ -11,33 +11,20 @@ entailment prompt calls the nugget a CLAIM and asks for the verdict before the r
 on the packaged models that scored best on a small hand-made set (12/12 for the 1.5B,
 where reason-first wording got 11/12). The answer prompt asks for the reason first.
 
-`AnswerCheck` (a track's `answer_check`) is defined here and nowhere else: the judge's
-prompts are what it selects, and a pure package can be imported by every app (campaign's
-`Track` and campaign file, grading) while it imports none of them.
+What a track asks of the judge (`AnswerCheck`, `RubricAnswerCheck`, `PromptTarget`) is
+the campaign's own vocabulary (campaign.vocabulary); the prompts are what it selects.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from typing import Literal, TypedDict
+
+from campaign.vocabulary import ANSWER_CHECKS, AnswerCheck, PromptTarget
 
 ENTAILMENT_PROMPT_VERSION = "entailment-v1"
 ANSWER_PROMPT_VERSION = "answer-v1"
 
-
-class AnswerCheck(StrEnum):
-    """What the judge checks an answer against (per AC track, its `answer_check`).
-
-    A `StrEnum`, so the plain strings stored in `Track.answer_check` compare equal to it.
-    """
-
-    NUGGETS = "nuggets"  # the task's own question: correct given the nuggets
-    GOLD = "gold"  # against the track's secret gold answer key
-    BOTH = "both"  # both of the above
-
-
-ANSWER_CHECKS: tuple[AnswerCheck, ...] = tuple(AnswerCheck)
 
 UNKNOWN_ANSWER_CHECK = "answer_check must be one of {choices}, found {found!r}"
 GOLD_ANSWERS_REQUIRED = "answer_check {answer_check!r} needs at least one gold answer"
@@ -147,28 +134,9 @@ KEY_ANSWERS_REQUIRED = "an answer-key check needs at least one key answer"
 MAX_GENERATED_ITEMS = 30
 
 
-class PromptTarget(StrEnum):
-    """What a test bank holds: exam questions or nuggets (the workbench's `prompt_target`)."""
-
-    QUESTIONS = "questions"
-    NUGGETS = "nuggets"
-
-
 #: What the judge drafts unless asked otherwise: the packaged models draft nuggets far
 #: more reliably than exam questions with an answer key.
 DRAFT_TARGET = PromptTarget.NUGGETS
-
-
-class RubricAnswerCheck(StrEnum):
-    """How a ranking/response track verifies an extracted answer (its `answer_check`).
-
-    Defined here beside `AnswerCheck` for the same reason: the campaign's tracks and the
-    grading both need it, and this pure package imports no app.
-    """
-
-    NONE = "none"  # the self-rated grade alone
-    KEY = "key"  # normalised edit distance to the item's answer key (EXAM++)
-    LLM = "llm"  # the judge compares the answer with the key (ANSWER_KEY_INSTRUCTIONS)
 
 
 RUBRIC_INSTRUCTIONS: dict[PromptTarget, str] = {

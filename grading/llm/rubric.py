@@ -33,6 +33,7 @@ import snowballstemmer  # type: ignore[import-untyped]
 import stopwords  # type: ignore[import-untyped]
 from rapidfuzz.distance import Levenshtein
 
+from campaign.vocabulary import PromptTarget
 from grading.llm.inputs import JudgeRequest
 from grading.llm.parsing import (
     MISSING_FIELD,
@@ -49,7 +50,6 @@ from grading.llm.prompts import (
     ANSWER_KEY_PROMPT_VERSION,
     RUBRIC_PROMPT_VERSION,
     TESTBANK_PROMPT_VERSION,
-    PromptTarget,
     answer_key_messages,
     bank_items_messages,
     rubric_messages,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading import tasks as grading_tasks
+from grading import services as grading_services
 from grading.agreement.samples import blind_sample_draw
 from submissions.models import Run
 from tests.e2e.conftest import screenshot
@@ -39,7 +39,7 @@ def regrading(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
         queued.append(list(run_ids))
         return []
 
-    monkeypatch.setattr(grading_tasks, "enqueue_grading", record)
+    monkeypatch.setattr(grading_services, "enqueue_grading", record)
     return queued
 
 

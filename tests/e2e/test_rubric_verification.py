@@ -28,8 +28,8 @@ from playwright.sync_api import Locator, Page, expect
 from frontend import organiser
 from grading import services as grading_services
 from grading import testbank_regrade
+from grading.dispatch import enqueue_scoring
 from scoring.services import campaign_score
-from scoring.tasks import enqueue_scoring
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_participant import sign_in
 from tests.scoring.rubric_case import rubric_case

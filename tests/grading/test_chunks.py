@@ -13,8 +13,7 @@ from grading.chunks import chunk_claim, chunk_grading, chunk_plan
 from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, ChunkStatus, GradingChunk, NuggetEntailment
 from grading.selectors import marked_run
-from grading.services import run_claim_for_grading, run_grading
-from grading.tasks import enqueue_grading
+from grading.services import enqueue_grading, run_claim_for_grading, run_grading
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer

@@ -19,13 +19,13 @@ from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
 from grading.services import (
     GradeReport,
     campaign_grading_queue,
+    enqueue_grading,
     judgment_confirm,
     judgment_edit,
     run_claim_for_grading,
     run_grade,
     run_grading,
 )
-from grading.tasks import enqueue_grading
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import ESA_LAUNCH, judge_from_marked_example, judgment_of

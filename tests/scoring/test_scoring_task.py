@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from celery import current_app
 from django.db import OperationalError
 
+from grading.dispatch import SCORE_CAMPAIGN, enqueue_scoring
 from scoring import tasks
 from scoring.models import Evaluation
 from submissions.models import Run
@@ -35,3 +39,13 @@ def test_a_connection_lost_mid_scoring_is_retried_until_the_leaderboards_are_mad
     made = result.result
     assert isinstance(made, list) and made
     assert sorted(made) == sorted(Evaluation.objects.values_list("pk", flat=True))
+
+
+def test_grading_hands_a_campaign_to_scoring_by_the_task_name_scoring_registers(
+    graded_toy_run: Run, celery_eager: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    assert current_app.tasks[SCORE_CAMPAIGN].run is tasks.score_campaign.run
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue_scoring(graded_toy_run.track.campaign_id)
+
+    assert Evaluation.objects.filter(track__campaign=graded_toy_run.track.campaign).exists()

@@ -16,8 +16,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaign.api import CampaignListView
-from config.authentication import NO_KEY
-from config.middleware import (
+from infrastructure.authentication import NO_KEY
+from infrastructure.middleware import (
     BAD_REQUEST,
     FORBIDDEN,
     REQUEST_TOO_LARGE,
@@ -25,8 +25,8 @@ from config.middleware import (
     SUSPICIOUS,
     ApiErrorsMiddleware,
 )
-from config.negotiation import UNKNOWN_FORMAT
-from config.throttles import TOO_MANY_FAILED_SIGN_INS
+from infrastructure.negotiation import UNKNOWN_FORMAT
+from infrastructure.throttles import TOO_MANY_FAILED_SIGN_INS
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db

@@ -31,11 +31,11 @@ from rest_framework.test import APIClient
 from campaign.models import TestBankItem, Track
 from campaign.testbank import testbank_add as bank_item_add
 from config.celery import app as celery_app
-from config.queueing import QUEUE_DOWN
-from config.throttles import CACHE_DOWN
 from frontend.results.figures import FIGURE_CACHE_DOWN
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from infrastructure.queueing import QUEUE_DOWN
+from infrastructure.throttles import CACHE_DOWN
 from submissions.models import Run, RunStatus
 from tests.factories import TrackFactory
 from tests.grading.judged_rows import judged_answers, judged_run
@@ -131,13 +131,14 @@ class TestTheCacheDown:
         self, personas: Personas, caplog: pytest.LogCaptureFixture
     ) -> None:
         # Two throttles, each asked and then told of the failure: four cache calls fail.
-        with caplog.at_level(logging.WARNING, logger="config.throttles"):
+        with caplog.at_level(logging.WARNING, logger="infrastructure.throttles"):
             response = APIClient().post("/api/v1/auth/token/",
                                         {"username": "alice", "password": "wrong"},
                                         format="json")
 
         assert response.status_code == 400
-        assert [r.msg for r in caplog.records if r.name == "config.throttles"] == [CACHE_DOWN]
+        throttles = [r.msg for r in caplog.records if r.name == "infrastructure.throttles"]
+        assert throttles == [CACHE_DOWN]
 
     def test_the_results_page_still_draws_its_plots(
         self, personas: Personas, toy_ac_run: Run, judge: OpenAIJudge,

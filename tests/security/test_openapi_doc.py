@@ -17,9 +17,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from campaign.models import GoldAnswer
-from config.query_params import BAD_FLAG, parse_flag
 from grading.agreement.samples import blind_sample_draw
 from grading.judge import OpenAIJudge
+from infrastructure.query_params import BAD_FLAG, parse_flag
 from submissions.models import Run
 from tests.security.world import PR_SHARED, World, build_world, set_phase
 from tests.support import Personas

@@ -19,8 +19,8 @@ from pytest_django import Settings as SettingsWrapper
 from rest_framework.test import APIClient
 
 from campaign.models import Team
-from config.throttles import TOO_MANY_FAILED_SIGN_INS
 from frontend.sign_in import TOO_MANY_FAILED_SIGN_INS as TOO_MANY_FAILED_SIGN_INS_PAGE
+from infrastructure.throttles import TOO_MANY_FAILED_SIGN_INS
 from tests.factories import make_member
 from tests.support import REPO, Personas, Upload, make_zip
 

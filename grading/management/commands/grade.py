@@ -24,10 +24,11 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
-from campaign.management.progress import RunBar, StepBar
+from campaign.management.progress import RunBar
 from grading.judge import Judge
 from grading.rubric_services import RubricGradeReport
 from grading.services import (
@@ -39,7 +40,6 @@ from grading.services import (
 )
 from grading.setup import official_judge, official_model_name
 from grading.validation.services import grading_refusal
-from scoring.services import campaign_score
 from submissions.models import Run
 
 INTERRUPTED = "grading was interrupted (the grade command stopped)"
@@ -74,9 +74,8 @@ class Command(BaseCommand):
                           f"(calibration: {calibration})")
         with _interrupted_by_termination():
             failed = self._grade_each(run_ids, judge)
-        with StepBar("scoring") as bar:
-            evaluations = campaign_score(campaign=campaign, progress=bar)
-        self.stdout.write(f"Scored: {len(evaluations)} leaderboard(s) recomputed.")
+        # Scoring's own command, by name: grading imports nothing of scoring.
+        call_command("score", campaign.slug, stdout=self.stdout, stderr=self.stderr)
         if failed:
             raise CommandError(FAILED_RUNS.format(count=len(failed), names=", ".join(failed),
                                                   slug=campaign.slug))

@@ -14,10 +14,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaign.management.lookup import campaign_arg
-from config.queueing import QueueUnavailable
-from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS, PromptTarget
+from campaign.vocabulary import PromptTarget
+from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS
 from grading.setup import official_judge
 from grading.testbank_generation import testbank_generate
+from infrastructure.queueing import QueueUnavailable
 
 
 def _item_count(value: str) -> int:

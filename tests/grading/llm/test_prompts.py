@@ -8,10 +8,11 @@ import json
 import jsonschema  # type: ignore[import-untyped]  # drf-spectacular needs it; no hints
 import pytest
 
+from campaign.vocabulary import ANSWER_CHECKS, AnswerCheck
 from grading.llm import prompts
 from grading.llm.inputs import DecodingParams, answer_request, entailment_request, input_hash
 from grading.llm.parsing import AnswerLabel, EntailmentLabel
-from grading.llm.prompts import AnswerCheck, answer_messages, entailment_messages
+from grading.llm.prompts import answer_messages, entailment_messages
 from grading.llm.schemas import answer_schema, entailment_response_format
 
 NUGGETS = {2: "Anthony Mackie plays Captain America.", 1: "Mackie starred in the 2004 film."}
@@ -77,7 +78,7 @@ def test_answer_prompt_refuses_a_nugget_number_that_is_not_a_positive_integer(
 
 
 def test_every_answer_check_has_its_own_fixed_instructions() -> None:
-    texts = {check: prompts.ANSWER_INSTRUCTIONS[check] for check in prompts.ANSWER_CHECKS}
+    texts = {check: prompts.ANSWER_INSTRUCTIONS[check] for check in ANSWER_CHECKS}
 
     assert len(set(texts.values())) == 3
     assert "GOLD ANSWERS" not in texts[AnswerCheck.NUGGETS]

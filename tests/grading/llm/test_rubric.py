@@ -10,6 +10,7 @@ import re
 import jsonschema  # type: ignore[import-untyped]  # drf-spectacular needs it; no hints
 import pytest
 
+from campaign.vocabulary import PromptTarget, RubricAnswerCheck
 from grading.llm import prompts
 from grading.llm.inputs import DecodingParams
 from grading.llm.parsing import ReplyParseError, VerdictLabel
@@ -17,8 +18,6 @@ from grading.llm.prompts import (
     ANSWER_KEY_PROMPT_VERSION,
     RUBRIC_PROMPT_VERSION,
     TESTBANK_PROMPT_VERSION,
-    PromptTarget,
-    RubricAnswerCheck,
     bank_items_messages,
     rubric_messages,
 )

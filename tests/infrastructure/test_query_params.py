@@ -1,12 +1,12 @@
 """Yes/no query parameters are read one way everywhere, and a word none of them knows is a
-400 naming the parameter, never a guess (config/query_params.py)."""
+400 naming the parameter, never a guess (infrastructure/query_params.py)."""
 
 from __future__ import annotations
 
 import pytest
 from django.test import Client
 
-from config.query_params import BAD_FLAG, parse_flag
+from infrastructure.query_params import BAD_FLAG, parse_flag
 from tests.support import Personas
 
 MAYBE = BAD_FLAG.format(value="maybe")

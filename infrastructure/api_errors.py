@@ -4,7 +4,7 @@ DRF answers bad input with several shapes (a dict of field lists, a list, a bare
 `detail`); clients of a campaign API should not have to know which. Each item of
 `errors` is `{"field": ..., "message": ...}` (plus `line` where a file is concerned).
 What never reaches DRF (Django's own refusals, unknown paths, 500s) is put in the same
-shape by config.middleware.
+shape by infrastructure.middleware.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every error under /api/ in the API's JSON shape, whatever raised it.
 
-DRF's exception handler (config.api_errors) shapes what DRF views raise. What it never
+DRF's exception handler (infrastructure.api_errors) shapes what DRF views raise. What it never
 sees comes out of Django as an HTML page: an unknown path outside /api/v1/, a request
 Django refuses before any view runs (bad host, oversized or malformed body), a CSRF
 failure, a 500 from a bug, or a DRF error rendered by the browsable API for a browser.
@@ -28,7 +28,7 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.http.response import HttpResponseRedirectBase
 from rest_framework.response import Response
 
-from config.api_errors import error_body, error_shape, json_not_found
+from infrastructure.api_errors import error_body, error_shape, json_not_found
 
 API_PREFIX = "/api/"
 REQUEST_TOO_LARGE = (

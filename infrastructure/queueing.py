@@ -7,7 +7,7 @@ it, does not answer (Redis down), the send gives up after the few quick tries of
 settings and raises `QueueUnavailable`, which names the work that was not queued and
 how to ask for it again:
 
-- under /api/, DRF answers it as a JSON 503 `{"detail", "errors"}` (config.api_errors);
+- under /api/, DRF answers it as a JSON 503 `{"detail", "errors"}` (infrastructure.api_errors);
 - on a page, `QueueUnavailableMiddleware` sends the organiser back to the page they
   came from, with the message.
 
@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from celery import current_app
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -30,8 +31,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from kombu.exceptions import OperationalError
 from rest_framework import status
 from rest_framework.exceptions import APIException
-
-from config.celery import app as celery_app
 
 QUEUE_DOWN = (
     "The task queue does not answer, so {work} could not be queued; anything else this "
@@ -102,7 +101,8 @@ def _queue_is_down(error: Exception) -> bool:
         return True  # kombu's word for a broker it cannot reach
     # The Redis result store: after its retries Celery raises a RuntimeError caused by
     # the connection error (other result stores have no such errors).
-    result_store_errors = getattr(celery_app.backend, "connection_errors", ())
+    # The project's Celery app (the current one once Django has loaded its settings).
+    result_store_errors = getattr(current_app.backend, "connection_errors", ())
     return isinstance(error, RuntimeError) and isinstance(error.__cause__, result_store_errors)
 
 

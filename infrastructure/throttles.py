@@ -1,4 +1,5 @@
-"""Throttles: failed sign-ins per user name and per client address, uploads per team.
+"""Throttles: failed sign-ins per user name and per client address, and the base
+that reads its rate live (the uploads per team build on it, in submissions).
 
 Rates are settings (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`, from the THROTTLE_*
 variables); the counts live in Django's default cache: Redis in production (CACHE_URL),
@@ -18,23 +19,17 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from redis.exceptions import RedisError
-from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from campaign.models import Campaign
-from campaign.selectors import campaign_membership
-
 #: The throttle scopes, keys of DEFAULT_THROTTLE_RATES.
 SIGN_IN_USERNAME = "sign_in_username"
 SIGN_IN_IP = "sign_in_ip"
-UPLOADS_TEAM = "uploads_team"
 NO_RATE = "No throttle rate for scope {scope!r}; set it in REST_FRAMEWORK's DEFAULT_THROTTLE_RATES."
 #: Logged (once per request) when the cache does not answer.
 CACHE_DOWN = "throttles not applied to %s %s: the cache does not answer (%s)"
@@ -183,28 +178,6 @@ class SignInPerIpThrottle(FailedSignInThrottle):
         # REST_FRAMEWORK's NUM_PROXIES says how far to trust X-Forwarded-For.
         # DRF reads only request.META, which a web form's request has as well.
         ident = self.get_ident(request)  # type: ignore[arg-type]
-        return self.cache_format % {"scope": self.scope, "ident": ident}
-
-
-class UploadsPerTeamThrottle(LiveRateThrottle):
-    """Run uploads (one file or a zip) per team of the campaign in the URL.
-
-    Every upload counts, valid or not: it is the flood that is limited. Organisers and
-    anyone without a team are counted on their own; the view then refuses the latter.
-    """
-
-    scope = UPLOADS_TEAM
-
-    def get_cache_key(self, request: Request, view: APIView) -> str | None:
-        user = request.user
-        if request.method in SAFE_METHODS or not isinstance(user, AbstractBaseUser):
-            return None
-        campaign = Campaign.objects.filter(slug=view.kwargs.get("slug", "")).first()
-        membership = campaign_membership(campaign=campaign, user=user) if campaign else None
-        if membership is not None and membership.team_id is not None:
-            ident = f"team-{membership.team_id}"
-        else:
-            ident = f"user-{user.pk}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 

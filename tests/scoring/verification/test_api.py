@@ -21,7 +21,8 @@ from campaign.testbank import ItemChange
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.models import Judgment
 from grading.services import judgment_edit
-from grading.verification_api import (
+from scoring.serializers import TRACK_MISSING, TRACK_NOT_RUBRIC, TRACK_UNKNOWN
+from scoring.verification.api import (
     GAPS_QID_UNKNOWN,
     NO_MANUAL_QRELS,
     NO_MANUAL_REFERENCE,
@@ -29,7 +30,6 @@ from grading.verification_api import (
     QID_MISSING,
     QID_UNKNOWN,
 )
-from scoring.serializers import TRACK_MISSING, TRACK_NOT_RUBRIC, TRACK_UNKNOWN
 from tests.factories import CampaignFactory, TrackFactory
 from tests.frontend.test_rubric_pages import MANUAL
 from tests.scoring.rubric_case import RubricCase, rubric_case

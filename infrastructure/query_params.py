@@ -1,7 +1,7 @@
 """Yes/no query parameters (`?edited=true`), read one way everywhere.
 
 The API's filters, the organiser pages' filter forms, the runs list and the health check
-all take the words the settings take (config.env): 1/true/yes/on and 0/false/no/off, in
+all take the words the settings take (infrastructure.env): 1/true/yes/on and 0/false/no/off, in
 any case; an empty value means "not given". Any other word is an error that names the
 parameter, never a guess.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from rest_framework import exceptions
 
-from config.env import yes_no
+from infrastructure.env import yes_no
 
 BAD_FLAG = "expected true or false, found {value!r}"
 ANY_YES_NO = [("", "Any"), ("true", "Yes"), ("false", "No")]

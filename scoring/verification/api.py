@@ -2,7 +2,7 @@
 the grid, verify grading, and the manual-qrels lists (missing from the
 test bank, spurious items), as JSON: what the organiser pages show
 (frontend/rubric/verification.py), from the same selectors
-(grading/verification_selectors.py). Thin views.
+(scoring/verification/selectors.py). Thin views.
 
 Every analysis shows the secret test bank, so for everyone but the campaign's
 organisers (participants, outsiders, anonymous visitors) these endpoints answer exactly
@@ -23,7 +23,9 @@ from campaign.api import error_responses
 from campaign.models import Campaign, TestBankItem, Track
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.testbank_api import organisers_bank_or_404
-from grading.verification_selectors import (
+from scoring.meta_selectors import reference_current, reference_summary
+from scoring.serializers import RubricTrackQuerySerializer
+from scoring.verification.selectors import (
     GradeCell,
     GridRow,
     ItemAnswers,
@@ -33,8 +35,6 @@ from grading.verification_selectors import (
     grid_rows,
     manual_qrels_gaps,
 )
-from scoring.meta_selectors import reference_current, reference_summary
-from scoring.serializers import RubricTrackQuerySerializer
 
 QID_MISSING = "name a query: ?qid=QID"
 QID_UNKNOWN = "{slug} has no query {qid!r}"

@@ -1,7 +1,7 @@
 """What the verification analyses of a ranking or response track read (docs/rubric.md):
 the grid, verify grading, a passage with its grades, and the manual-qrels
 lists (missing from the test bank, spurious items). The organiser pages
-(frontend/rubric/verification.py) and the JSON API (grading/verification_api.py) show
+(frontend/rubric/verification.py) and the JSON API (scoring/verification/api.py) show
 the same reads.
 
 A track's pool for a query is what grading rates of its current accepted runs (the top

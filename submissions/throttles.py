@@ -1,0 +1,37 @@
+"""Run uploads per team: the throttle on the upload endpoints (its rate is the
+`uploads_team` scope of DEFAULT_THROTTLE_RATES)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from campaign.models import Campaign
+from campaign.selectors import campaign_membership
+from infrastructure.throttles import LiveRateThrottle
+
+UPLOADS_TEAM = "uploads_team"
+
+
+class UploadsPerTeamThrottle(LiveRateThrottle):
+    """Run uploads (one file or a zip) per team of the campaign in the URL.
+
+    Every upload counts, valid or not: it is the flood that is limited. Organisers and
+    anyone without a team are counted on their own; the view then refuses the latter.
+    """
+
+    scope = UPLOADS_TEAM
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        user = request.user
+        if request.method in SAFE_METHODS or not isinstance(user, AbstractBaseUser):
+            return None
+        campaign = Campaign.objects.filter(slug=view.kwargs.get("slug", "")).first()
+        membership = campaign_membership(campaign=campaign, user=user) if campaign else None
+        if membership is not None and membership.team_id is not None:
+            ident = f"team-{membership.team_id}"
+        else:
+            ident = f"user-{user.pk}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
