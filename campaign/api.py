@@ -1,6 +1,6 @@
 """REST API v1 for campaigns and questions (docs/api.md). Thin views.
 
-The test-bank API is grading's (grading/testbank_api.py): a
+The test-bank API is grading's (grading/rubric/api.py): a
 change to the bank queues the grading of the items it changed.
 """
 

@@ -10,9 +10,9 @@ for the leaderboards, the default `celery` for the health check's ping and the r
 One beat schedule (CELERY_BEAT_SCHEDULE): `celery beat` sends the reaper
 (grading.tasks.reap_stalled_grading) every GRADING_REAP_EVERY seconds, which re-queues
 grading whose worker went silent and fails it with the reason after GRADING_MAX_REQUEUES
-(grading/reaper.py). Run one beat per deployment (two would only reap twice: harmless,
+(grading/work/reaper.py). Run one beat per deployment (two would only reap twice: harmless,
 the reaper's writes are conditional). Each worker records its own heartbeat in the
-database from its main process (grading.workers), which the organisers' stall list shows.
+database from its main process (grading.work.workers), which the organisers' stall list shows.
 """
 
 from __future__ import annotations
@@ -50,14 +50,14 @@ def start_embedded_judge(**kwargs: Any) -> None:
     worker_judge_start()
 
 
-# The worker's heartbeat in the database (grading.workers), from its main process: it
+# The worker's heartbeat in the database (grading.work.workers), from its main process: it
 # beats while the children grade, and stops with the worker.
 _heartbeat: list[Any] = []
 
 
 @worker_ready.connect
 def start_worker_heartbeat(sender: Any = None, **kwargs: Any) -> None:
-    from grading.workers import WorkerHeartbeatThread
+    from grading.work.workers import WorkerHeartbeatThread
 
     beat = WorkerHeartbeatThread(hostname=str(sender.hostname),
                                  queues=sorted(sender.app.amqp.queues.consume_from))

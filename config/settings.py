@@ -337,7 +337,7 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # and would grade the run twice at once: hence longer than the longest task (a large
     # rubric run on a slow judge, or a retry's countdown, which Redis counts too). Being
     # long costs nothing: a run whose worker vanished is re-queued by the reaper after
-    # GRADING_STALE_SECONDS (grading/reaper.py), not by this redelivery, which comes
+    # GRADING_STALE_SECONDS (grading/work/reaper.py), not by this redelivery, which comes
     # later and then finds the run taken or graded.
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = REDIS_VISIBILITY_TIMEOUT
 else:
@@ -420,7 +420,7 @@ GRADER_LOCAL_ENGINE = env_str("GRADER_LOCAL_ENGINE", "auto")
 GRADER_DOUBT_SAMPLES = env_int("GRADER_DOUBT_SAMPLES", 2)
 # A grading task touches its run after every batch; silence this long means its worker died.
 GRADING_STALE_SECONDS = env_int("GRADING_STALE_SECONDS", 600)
-# The reaper (grading/reaper.py), run by `celery beat` every GRADING_REAP_EVERY seconds,
+# The reaper (grading/work/reaper.py), run by `celery beat` every GRADING_REAP_EVERY seconds,
 # re-queues a run or chunk whose worker went silent that long (and a queued run whose
 # task was lost), at most GRADING_MAX_REQUEUES times; the next time it is FAILED with
 # the reason. Each worker's main process records its own heartbeat every
@@ -437,7 +437,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 # An AC run with more nugget records than this is split into chunks of whole questions,
-# each a task of its own, so several workers grade one large run (grading/chunks.py).
+# each a task of its own, so several workers grade one large run (grading/work/chunks.py).
 GRADING_CHUNK_NUGGETS = env_int("GRADING_CHUNK_NUGGETS", 2000)
 # Batches of judge calls in flight beyond the one whose judgments are being stored: the
 # database work overlaps the calls, and the judge's slots never wait for it.

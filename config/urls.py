@@ -9,8 +9,9 @@ from config.auth_token import ThrottledObtainAuthToken
 from config.health import healthz
 from config.schema import SchemaView
 from grading import api as grading_api
-from grading import overrides_api, testbank_api
 from grading.agreement import api as agreement_api
+from grading.review import overrides_api
+from grading.rubric import api as testbank_api
 from infrastructure.api_errors import json_not_found
 from scoring import api as scoring_api
 from scoring import meta_api

@@ -33,7 +33,7 @@ from grading.agreement.samples import (
 from grading.agreement.thresholds import rubric_min_grade
 from grading.llm.prompts import RUBRIC_INSTRUCTIONS
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentKind
-from grading.services import EditRefused
+from grading.review.edits import EditRefused
 
 #: The keys of the verdict buttons, per kind (the nuggets' and grades' keys are their numbers).
 ENTAILMENT_KEYS = {"y": True, "n": False}

@@ -17,10 +17,10 @@ from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_role
 from frontend.agreement import agreement_sections
 from frontend.forms import JudgmentEditForm
-from grading.dispatch import enqueue_scoring, enqueue_testbank_generation
-from grading.filters import ReviewQueueFilter
 from grading.models import JudgeValidation, Judgment, JudgmentKind
-from grading.review import doubt_counts, is_doubtful
+from grading.review.edits import EditRefused, judgment_confirm, judgment_edit
+from grading.review.filters import ReviewQueueFilter
+from grading.review.queue import doubt_counts, is_doubtful
 from grading.selectors import (
     grading_progress,
     judge_agreement,
@@ -29,16 +29,11 @@ from grading.selectors import (
     runs_using,
 )
 from grading.serializers import TestBankGenerateSerializer
-from grading.services import (
-    EditRefused,
-    campaign_grading_queue,
-    enqueue_grading,
-    judgment_confirm,
-    judgment_edit,
-)
 from grading.setup import official_model_name
-from grading.stall_selectors import runs_not_done, worker_pulses
 from grading.validation.services import grading_refusal
+from grading.work.dispatch import enqueue_scoring, enqueue_testbank_generation
+from grading.work.runs import campaign_grading_queue, enqueue_grading
+from grading.work.stalls import runs_not_done, worker_pulses
 from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish
 from submissions.selectors import invalid_uploads, runs_by_team

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from campaign.models import Campaign, Role
 from campaign.selectors import campaign_membership, campaign_role
 from campaign.text_fields import NOTE, CleanTextFormField
-from grading.run_overrides import run_override
+from grading.review.run_overrides import run_override
 from submissions.models import MAX_GRANT, Run, RunActionKind
 from submissions.overrides import OverrideRefused, quota_grant
 from submissions.quota import quota_grants, quota_standings, run_actions

@@ -20,9 +20,10 @@ from campaign.api import error_responses, organiser_campaign
 from campaign.models import Role
 from campaign.selectors import campaign_role
 from campaign.serializers import TestBankEditFormSerializer
-from grading.filters import JudgmentFilter
 from grading.models import Judgment
-from grading.review import is_doubtful
+from grading.review.edits import EditRefused, judgment_confirm, judgment_edit
+from grading.review.filters import JudgmentFilter
+from grading.review.queue import is_doubtful
 from grading.selectors import (
     JUDGMENT_ORDERS,
     grading_progress,
@@ -38,13 +39,7 @@ from grading.serializers import (
     judgment_item_json,
     run_progress_json,
 )
-from grading.services import (
-    EditRefused,
-    campaign_grading_queue,
-    enqueue_grading,
-    judgment_confirm,
-    judgment_edit,
-)
+from grading.work.runs import campaign_grading_queue, enqueue_grading
 from infrastructure.api_errors import authenticated_user
 from infrastructure.query_params import query_flag
 from submissions.formats.marked_ac_run import write_marked_ac_run
@@ -182,7 +177,7 @@ class JudgmentEditBodyExtension(OpenApiSerializerExtension):
 
 
 class TestBankItemBodyExtension(JudgmentEditBodyExtension):
-    """The PATCH body of a test-bank item (grading/testbank_api.py): whole, `note` required."""
+    """The PATCH body of a test-bank item (grading/rubric/api.py): whole, `note` required."""
 
     __test__ = False  # a schema extension, not a pytest class
     target_class = TestBankEditFormSerializer

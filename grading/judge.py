@@ -7,7 +7,7 @@ llama.cpp server. Tests use it too, against a scripted server on loopback.
 
 An input is judged as the task design prescribes, divided into simple subtasks
 (grading/llm/subtasks.py): an entailment input is decided by the names-and-numbers
-rule where the passage lacks one of the nugget's (grading/entailment_rule.py), else by
+rule where the passage lacks one of the nugget's (grading/r2c2/entailment_rule.py), else by
 one yes/no call; an answer input is a correctness decision (the gold answer key's rule
 where it is clear, else one call, and one more from the nuggets under `answer_check:
 nuggets|both`) and, for a correct answer only, one relevance call per entailed nugget.
@@ -33,8 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from campaign.vocabulary import RubricAnswerCheck
-from grading.entailment_rule import RULE_PRECISION, RULE_VERSION, unsupported
-from grading.gold_match import GOLD_RULE_VERSION, GoldVerdict, gold_verdict
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
 from grading.llm.inputs import DecodingParams, JudgeRequest, Label
 from grading.llm.loop import LoopThread
@@ -58,6 +56,8 @@ from grading.llm.subtasks import (
     nuggets_v2,
     relevance_v2,
 )
+from grading.r2c2.entailment_rule import RULE_PRECISION, RULE_VERSION, unsupported
+from grading.r2c2.gold_match import GOLD_RULE_VERSION, GoldVerdict, gold_verdict
 from grading.validation.calibration import (
     JudgeCalibration,
     judgment_confidence,

@@ -1,7 +1,7 @@
 """The judgment cache: each distinct judge input judged once per campaign, judge and prompt.
 
-Both grading paths use it: the R2C2 pipeline over an AC run (grading.services) and the
-RUBRIC self-ratings of passages on test-bank items (grading.rubric_services). The cache
+Both grading paths use it: the R2C2 pipeline over an AC run (grading.r2c2.pipeline) and the
+RUBRIC self-ratings of passages on test-bank items (grading.rubric.grades). The cache
 is held by Judgment's unique constraint, not by a lookup: two workers judging the same
 input store one judgment.
 """

@@ -243,7 +243,7 @@ class ChunkStatus(models.TextChoices):
 
 
 class GradingChunk(models.Model):
-    """Some questions of a large AC run, graded by a task of their own (grading.chunks).
+    """Some questions of a large AC run, graded by a task of their own (grading.work.chunks).
 
     A run with more nugget records than GRADING_CHUNK_NUGGETS is split when a task claims
     it: each chunk holds whole questions (a question's answer needs all its nuggets'
@@ -265,7 +265,7 @@ class GradingChunk(models.Model):
     heartbeat = models.DateTimeField(null=True, blank=True)
     # The worker that graded it (its Celery hostname), for the operators.
     graded_by = models.CharField(max_length=200, blank=True)
-    # How many times the reaper (grading.reaper) re-queued this chunk after its worker went
+    # How many times the reaper (grading.work.reaper) re-queued this chunk after its worker went
     # silent; past GRADING_MAX_REQUEUES the chunk and its run are FAILED with the reason.
     # A new round of grading makes new chunks, so a person asking again starts at 0.
     requeues = models.PositiveSmallIntegerField(default=0)

@@ -32,14 +32,14 @@ from grading.models import (
     Judgment,
     NuggetEntailment,
 )
-from grading.review import (
+from grading.review.queue import (
     doubt_confidence,
     doubt_filter,
     escalation_filter,
     escalation_thresholds,
     is_doubtful,
 )
-from grading.rubric_uses import fresh_grade_links, grade_links_used, rubric_pair_counts
+from grading.rubric.uses import fresh_grade_links, grade_links_used, rubric_pair_counts
 from scoring.measures.stats import cohen_kappa
 from submissions.formats.ac_run import NuggetRecord as NuggetLine
 from submissions.formats.common import PassageKey

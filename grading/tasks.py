@@ -11,17 +11,18 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from campaign.models import Campaign
-from grading.chunks import chunk_claim, chunk_grading
-from grading.dispatch import GENERATE_TESTBANK, GRADE_CHUNK, GRADE_RUN, GRADE_TESTBANK_ITEMS
 from grading.judge import JudgeUnavailable
-from grading.reaper import grading_reap
-from grading.rubric_services import RubricGradeReport
-from grading.services import run_claim_for_grading, run_grading
+from grading.rubric.bank_changes import testbank_items_regrade
+from grading.rubric.drafting import testbank_generate
+from grading.rubric.grades import RubricGradeReport
 from grading.setup import judge_named, official_judge, official_model_name
-from grading.testbank_generation import testbank_generate
-from grading.testbank_regrade import testbank_items_regrade
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
+from grading.work.chunks import chunk_claim, chunk_grading
+from grading.work.dispatch import GENERATE_TESTBANK, GRADE_CHUNK, GRADE_RUN, GRADE_TESTBANK_ITEMS
+from grading.work.reaper import grading_reap
+from grading.work.run_grading import run_grading
+from grading.work.runs import run_claim_for_grading
 from submissions.models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ _REDELIVERED_AND_RETRIED: dict[str, Any] = {
 def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
     """Grade one AC, ranking or response run; an AC run of more than GRADING_CHUNK_NUGGETS
     nugget records is split into chunks, a `grade_chunk` task each, which any workers
-    take (grading.chunks). Redelivered or repeated, it does no work twice."""
+    take (grading.work.chunks). Redelivered or repeated, it does no work twice."""
     token = str(self.request.id)
     campaign = Campaign.objects.filter(tracks__runs__pk=run_id).first()
     refusal = campaign and grading_refusal(campaign=campaign,
@@ -84,7 +85,7 @@ def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
 
 @shared_task(name=GRADE_CHUNK, **_REDELIVERED_AND_RETRIED)
 def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
-    """Grade one chunk of a large AC run (grading.chunks). Redelivered or repeated, it
+    """Grade one chunk of a large AC run (grading.work.chunks). Redelivered or repeated, it
     does no work twice; a chunk whose round is over is left alone."""
     token = str(self.request.id)
     chunk = chunk_claim(chunk_id=chunk_id, token=token)
@@ -112,7 +113,7 @@ def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
 @shared_task(name=GRADE_TESTBANK_ITEMS, **_REDELIVERED_AND_RETRIED)
 def grade_testbank_items(self: Any, campaign_id: int,
                          item_ids: list[int]) -> dict[str, Any] | None:
-    """Grade test-bank items just added or edited (grading.testbank_regrade). Repeated,
+    """Grade test-bank items just added or edited (grading.rubric.bank_changes). Repeated,
     it finds its judgments cached and makes no judge call."""
     campaign = Campaign.objects.get(pk=campaign_id)
     refusal = grading_refusal(campaign=campaign, judge_model=official_model_name())
@@ -140,7 +141,7 @@ def grade_testbank_items(self: Any, campaign_id: int,
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def reap_stalled_grading() -> dict[str, list[Any]]:
-    """Re-queue or fail grading that went silent (grading.reaper); sent by `celery beat`
+    """Re-queue or fail grading that went silent (grading.work.reaper); sent by `celery beat`
     every GRADING_REAP_EVERY seconds, on the default queue (never behind grading)."""
     report = grading_reap()
     for problem in report.not_sent:

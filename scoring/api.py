@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from campaign.api import campaign_named, error_responses, organiser_campaign
 from campaign.models import Campaign, Track, TrackKind
-from grading.dispatch import enqueue_scoring
 from grading.selectors import ac_runs
+from grading.work.dispatch import enqueue_scoring
 from infrastructure.api_errors import authenticated_user
 from scoring.exports import (
     graded_jsonl,

@@ -2,7 +2,7 @@
 the Rubric-Qrels endpoint and the workbench export take from the database.
 
 A track's pool is what grading rates of its graded runs (`passages_to_grade`, and
-`grading.rubric_uses.graded_passages` as a query condition): the top `depth` passages of
+`grading.rubric.uses.graded_passages` as a query condition): the top `depth` passages of
 each query of a ranking run, every segment of a response. It is read here with the
 runs' full rankings, which the measures need anyway, in one pass. Grades
 belong to passages, not to runs or tracks, so a track reads only its pool's: a passage
@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from campaign.models import CorpusPassage, Role, TestBankItem, Track, TrackKind
 from campaign.selectors import campaign_role
-from grading.rubric_uses import fresh_grade_links
+from grading.rubric.uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
 from scoring.leaderboard import PARAMS
 from scoring.measures.rubric import rubric_label, rubric_qrels

@@ -14,7 +14,7 @@ from django.urls import reverse
 from campaign.models import Campaign, Membership, Role, Track, TrackKind
 from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
-from grading.review import doubtful_judgments, escalation_thresholds
+from grading.review.queue import doubtful_judgments, escalation_thresholds
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.leaderboard import (
     Leaderboard,

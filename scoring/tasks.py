@@ -6,7 +6,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from campaign.models import Campaign
-from grading.dispatch import SCORE_CAMPAIGN
+from grading.work.dispatch import SCORE_CAMPAIGN
 from scoring.services import campaign_score
 
 

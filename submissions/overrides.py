@@ -2,7 +2,7 @@
 
 Writes only the run's new state and its audit line (RunAction, QuotaGrant); what
 follows from them (grading queued again, leaderboards recomputed) is queued by the
-caller, grading.run_overrides, since submissions knows neither grading nor scoring.
+caller, grading.review.run_overrides, since submissions knows neither grading nor scoring.
 The team sees every line about its own runs and grants (submissions.quota reads them).
 """
 

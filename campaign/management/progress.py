@@ -119,7 +119,7 @@ class _Bar:
 
 
 class RunBar(_Bar):
-    """Grading's progress (`grading.services.GradingProgress`) for one run: judge calls
+    """Grading's progress (`grading.judgment_cache.GradingProgress`) for one run: judge calls
     made of those planned, with the rate and the time left."""
 
     def __init__(self, desc: str, stream: TextIO | None = None) -> None:

@@ -24,7 +24,7 @@ from frontend.rubric.forms import (
     TestBankRetireForm,
     add_refusal,
 )
-from grading.testbank_regrade import testbank_changed
+from grading.rubric.bank_changes import testbank_changed
 
 EDITED = "Item {item_id} edited."
 ADDED = "Item {item_id} added to query {qid}."

@@ -20,7 +20,7 @@ from campaign.models import Track
 from frontend.organiser import _organiser_campaign, _user
 from frontend.rubric.forms import GapsFilterForm, GradeEditForm, VerificationFilterForm
 from grading.models import Judgment, JudgmentKind
-from grading.services import EditRefused, judgment_edit
+from grading.review.edits import EditRefused, judgment_edit
 from scoring.meta_selectors import reference_current
 from scoring.verification.selectors import (
     answers_by_grade,

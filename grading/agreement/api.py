@@ -26,7 +26,7 @@ from grading.agreement.samples import (
 )
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import BlindItem, BlindSample, JudgmentKind
-from grading.services import EditRefused
+from grading.review.edits import EditRefused
 from infrastructure.api_errors import authenticated_user
 
 NOT_FOUND = "Not found."

@@ -14,8 +14,8 @@ from grading.agreement.thresholds import (
     second_thresholds,
 )
 from grading.models import Judgment
-from grading.review import escalation_filter, official_judgments
-from grading.services import EditRefused, judgment_edit, judgment_edit_withdraw
+from grading.review.edits import EditRefused, judgment_edit, judgment_edit_withdraw
+from grading.review.queue import escalation_filter, official_judgments
 
 DECIDED = ("Decided by the second judge ({model}): its confidence {sure:.3f} is at or above "
            "its threshold {threshold:.3f} under the agreement guarantee")

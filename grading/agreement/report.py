@@ -20,7 +20,7 @@ from grading.agreement.thresholds import (
     second_thresholds,
 )
 from grading.models import Judgment, JudgmentKind
-from grading.review import doubt_filter, escalation_filter, official_judgments
+from grading.review.queue import doubt_filter, escalation_filter, official_judgments
 from grading.validation.figures import agreement
 
 # Bins of the judge's confidence for "is it informative?": their lower edges, the ten

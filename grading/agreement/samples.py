@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from campaign.models import Campaign
 from grading.models import BlindItem, BlindSample, JudgmentKind
-from grading.review import official_judgments
-from grading.services import EditRefused, judgment_edit
+from grading.review.edits import EditRefused, judgment_edit
+from grading.review.queue import official_judgments
 
 # A sample larger than this is more labelling than a guarantee needs (docs/agreement.md).
 MAX_SAMPLE_SIZE = 2000

@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from campaign.api import error_responses
 from campaign.models import Campaign, TestBankItem, Track
 from grading.llm.schemas import RUBRIC_GRADES
-from grading.testbank_api import organisers_bank_or_404
+from grading.rubric.api import organisers_bank_or_404
 from scoring.meta_selectors import reference_current, reference_summary
 from scoring.serializers import RubricTrackQuerySerializer
 from scoring.verification.selectors import (

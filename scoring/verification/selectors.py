@@ -8,7 +8,7 @@ A track's pool for a query is what grading rates of its current accepted runs (t
 `depth` of a ranking run, every segment of a response: `RankedPassage.graded`), so the
 grid and the verify-grading lists show exactly the grades the track's leaderboard is
 computed from. Grades belong to passages and items, not to runs: a cell is the fresh
-grade of (passage, item) (`grading.rubric_uses.fresh_grade_links`), or nothing when the
+grade of (passage, item) (`grading.rubric.uses.fresh_grade_links`), or nothing when the
 pair has not been graded on the item's current text (never graded, or the item edited
 since).
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from campaign.models import BankItemStatus, CorpusPassage, Question, TestBankItem, Track
 from grading.models import Judgment
-from grading.rubric_uses import fresh_grade_links
+from grading.rubric.uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
 from submissions.models import RankedPassage, Run
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading import services as grading_services
 from grading.agreement.samples import blind_sample_draw
+from grading.review import edits as grading_edits
 from submissions.models import Run
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_participant import sign_in
@@ -39,7 +39,7 @@ def regrading(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
         queued.append(list(run_ids))
         return []
 
-    monkeypatch.setattr(grading_services, "enqueue_grading", record)
+    monkeypatch.setattr(grading_edits, "enqueue_grading", record)
     return queued
 
 

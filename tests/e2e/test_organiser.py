@@ -17,7 +17,7 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from frontend import organiser
-from grading import services as grading_services
+from grading.review import edits as grading_edits
 from scoring.models import Evaluation
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_participant import sign_in
@@ -45,7 +45,7 @@ def grading_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return queued
 
     monkeypatch.setattr(organiser, "enqueue_grading", observed)
-    monkeypatch.setattr(grading_services, "enqueue_grading", observed)
+    monkeypatch.setattr(grading_edits, "enqueue_grading", observed)
     return task_ids
 
 

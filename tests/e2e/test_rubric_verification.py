@@ -26,9 +26,9 @@ from celery.result import AsyncResult
 from playwright.sync_api import Locator, Page, expect
 
 from frontend import organiser
-from grading import services as grading_services
-from grading import testbank_regrade
-from grading.dispatch import enqueue_scoring
+from grading.review import edits as grading_edits
+from grading.rubric import bank_changes as testbank_regrade
+from grading.work.dispatch import enqueue_scoring
 from scoring.services import campaign_score
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_participant import sign_in
@@ -51,7 +51,7 @@ def scoring_tasks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return task_id
 
     monkeypatch.setattr(organiser, "enqueue_scoring", observed)
-    monkeypatch.setattr(grading_services, "enqueue_scoring", observed)
+    monkeypatch.setattr(grading_edits, "enqueue_scoring", observed)
     return task_ids
 
 

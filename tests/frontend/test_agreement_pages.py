@@ -23,7 +23,7 @@ from grading.agreement.samples import (
     blind_sample_draw,
 )
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentEdit, JudgmentStatus
-from grading.services import BAD_RELEVANT, WRONG_FIELDS
+from grading.review.edits import BAD_RELEVANT, WRONG_FIELDS
 from submissions.models import Run
 from tests.grading.fixtures import ESA_LAUNCH, SOFT_LANDING, judgment_of
 from tests.scoring.rubric_case import rubric_case

@@ -10,8 +10,8 @@ from django.utils.html import escape
 
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
-from grading.services import run_grade
 from submissions.models import Run
 from tests.support import Personas, signed_in
 

@@ -11,7 +11,8 @@ from django.core.cache import cache
 from django.utils.html import escape
 
 from grading.judge import OpenAIJudge
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation, PublishOverride
 from scoring.selectors import DOUBTFUL_NOT_REVIEWED
 from scoring.services import campaign_score

@@ -13,7 +13,8 @@ import pytest
 from django.test import Client
 
 from grading.judge import OpenAIJudge
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.services import campaign_score
 from submissions.models import Run
 from tests.support import Personas, signed_in

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from frontend import plots
 from grading.judge import OpenAIJudge
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.leaderboard import HsdPair
 from scoring.models import Evaluation
 from scoring.services import campaign_score

@@ -15,7 +15,8 @@ from django.utils.html import escape
 from campaign.models import GoldAnswer, Question, Track
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
-from grading.services import CONFIRM_NOTE, NOTHING_TO_CONFIRM, run_grade
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import CONFIRM_NOTE, NOTHING_TO_CONFIRM
 from submissions.models import Run
 from tests.grading.fixtures import (
     FOURTH_PLANET,

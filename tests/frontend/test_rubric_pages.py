@@ -312,7 +312,7 @@ def test_a_post_edit_through_the_grid_is_stored_audited_and_queues_scoring(
     personas: Personas, case: RubricCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queued: list[int] = []
-    monkeypatch.setattr("grading.services.enqueue_scoring", queued.append)
+    monkeypatch.setattr("grading.review.edits.enqueue_scoring", queued.append)
     organiser = signed_in(personas, "organiser")
     back = f"{GRID}?qid=D001&grade=0"
     page = html_of(organiser, back)

@@ -12,7 +12,7 @@ from django.test import Client
 from pytest_django import DjangoCaptureOnCommitCallbacks
 
 from campaign.models import Track
-from grading.services import run_claim_for_grading, run_grading_finish
+from grading.work.runs import run_claim_for_grading, run_grading_finish
 from submissions.models import FailureKind, QuotaGrant, Run, RunAction, RunStatus
 from submissions.overrides import ALREADY_WITHDRAWN, NOT_GRADED
 from tests.support import Personas, Upload, example, signed_in

@@ -1,5 +1,5 @@
 """The organisers' stall list: runs not done yet by age in their state, and the workers'
-heartbeats (grading.stall_selectors); organisers only."""
+heartbeats (grading.work.stalls); organisers only."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.test import Client
 from django.utils import timezone
 
 from grading.models import WorkerHeartbeat
-from grading.services import run_claim_for_grading, runs_mark_queued
-from grading.workers import worker_heartbeat_record
+from grading.work.runs import run_claim_for_grading, runs_mark_queued
+from grading.work.workers import worker_heartbeat_record
 from submissions.models import Run, RunStatus
 from tests.support import Personas, forget_other_workers, signed_in
 

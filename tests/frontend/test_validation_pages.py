@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from grading.models import Judgment
-from grading.services import judgment_edit, run_grade
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import judgment_edit
 from submissions.models import Run
 from tests.grading.fixtures import make_judge
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer

@@ -10,7 +10,8 @@ import pytest
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.models import Judgment
-from grading.services import judgment_confirm, run_grade
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import judgment_confirm
 from submissions.formats.marked_ac_run import parse_marked_ac_run
 from submissions.models import Run
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer

@@ -23,8 +23,8 @@ def main() -> int:
     import django
 
     django.setup()
-    from grading import services
     from grading.models import JudgeSlot, Judgment, NuggetEntailment
+    from grading.r2c2 import pipeline
     from submissions.models import NuggetRecord
 
     links = {int(n): j for n, j in json.loads(sys.stdin.readline())["nuggets"].items()}
@@ -40,7 +40,7 @@ def main() -> int:
 
     manager.bulk_create = paused_insert
     try:
-        services._link(NuggetEntailment, "nugget", nuggets,
+        pipeline._link(NuggetEntailment, "nugget", nuggets,
                        [judgments[links[n.pk]] for n in nuggets], JudgeSlot.OFFICIAL)
     except Exception as error:
         print(type(error).__name__, flush=True)

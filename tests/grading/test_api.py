@@ -10,8 +10,9 @@ import pytest
 from campaign.api import CAMPAIGN_NOT_FOUND
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit, JudgmentStatus
+from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
-from grading.services import campaign_grading_queue, run_grade
+from grading.work.runs import campaign_grading_queue
 from submissions.models import Run
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas

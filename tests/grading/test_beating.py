@@ -1,4 +1,4 @@
-"""Heartbeats outlive a database error: the next beat tries again (grading.beating)."""
+"""Heartbeats outlive a database error: the next beat tries again (grading.work.beating)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from django.db import OperationalError
 from pytest_django import Settings as SettingsWrapper
 
-from grading.beating import Heartbeat
-from grading.claims import Claim, claim_heartbeat
+from grading.work.beating import Heartbeat
+from grading.work.claims import Claim, claim_heartbeat
 
 #: How long a test waits for beats that come every SHORTEST_PAUSE: a failure, never a pace.
 PATIENCE = 30.0
@@ -34,7 +34,7 @@ def test_a_beat_the_database_refuses_is_logged_and_the_next_one_is_made(
         assert third.wait(PATIENCE)
     finally:
         heartbeat.stop()
-    refused = [r.getMessage() for r in caplog.records if r.name == "grading.beating"]
+    refused = [r.getMessage() for r in caplog.records if r.name == "grading.work.beating"]
     assert refused[:2] == ["heartbeat-test: beat not recorded, the next one tries again: "
                            "database is locked"] * 2
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from grading.entailment_rule import RULE_PRECISION
 from grading.judge import OpenAIJudge
 from grading.llm.subtasks import SUBTASKS
 from grading.models import JudgeValidation, Judgment
-from grading.review import is_doubtful
-from grading.services import run_grade
+from grading.r2c2.entailment_rule import RULE_PRECISION
+from grading.r2c2.pipeline import run_grade
+from grading.review.queue import is_doubtful
 from grading.validation import calibration as calibration_module
 from grading.validation.calibration import Isotonic, JudgeCalibration, StepFit
 from grading.validation.services import judge_calibration

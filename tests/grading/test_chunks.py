@@ -1,5 +1,5 @@
 """A large AC run split into chunks of whole questions, each graded on its own claim
-(grading.chunks), here in one process; tests/grading/test_grading_claims.py has two
+(grading.work.chunks), here in one process; tests/grading/test_grading_claims.py has two
 Celery workers share one run."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from grading.chunks import chunk_claim, chunk_grading, chunk_plan
 from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, ChunkStatus, GradingChunk, NuggetEntailment
 from grading.selectors import marked_run
-from grading.services import enqueue_grading, run_claim_for_grading, run_grading
+from grading.work.chunks import chunk_claim, chunk_grading, chunk_plan
+from grading.work.run_grading import run_grading
+from grading.work.runs import enqueue_grading, run_claim_for_grading
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer

@@ -20,12 +20,12 @@ from django.conf import settings
 
 from campaign.models import Question
 from grading.embedded.server import EmbeddedJudge
-from grading.entailment_rule import RULE_PRECISION
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.models import Judgment, JudgmentStatus
+from grading.r2c2.entailment_rule import RULE_PRECISION
+from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
-from grading.services import run_grade
 from submissions.models import Run
 from tests.support import Personas, example
 

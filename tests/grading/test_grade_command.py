@@ -15,7 +15,7 @@ from django.test import override_settings
 
 from grading.management.commands.grade import INTERRUPTED
 from grading.models import Judgment
-from grading.services import campaign_grading_queue
+from grading.work.runs import campaign_grading_queue
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import judge_from_marked_example

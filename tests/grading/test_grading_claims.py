@@ -25,15 +25,11 @@ from grading.models import (
     Judgment,
     NuggetEntailment,
 )
+from grading.r2c2.pipeline import GradeReport, _link, run_grade
 from grading.selectors import marked_run
-from grading.services import (
-    GradeReport,
-    _link,
-    run_claim_for_grading,
-    run_grade,
-    run_grading,
-)
 from grading.tasks import grade_run
+from grading.work.run_grading import run_grading
+from grading.work.runs import run_claim_for_grading
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
 from tests.grading.fixtures import asked_once, judge_from_marked_example, make_judge
 from tests.grading.link_race import PAUSED_AT_INSERT

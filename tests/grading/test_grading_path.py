@@ -16,16 +16,10 @@ from pytest_django import Settings as SettingsWrapper
 from campaign.models import Track
 from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
-from grading.services import (
-    GradeReport,
-    campaign_grading_queue,
-    enqueue_grading,
-    judgment_confirm,
-    judgment_edit,
-    run_claim_for_grading,
-    run_grade,
-    run_grading,
-)
+from grading.r2c2.pipeline import GradeReport, run_grade
+from grading.review.edits import judgment_confirm, judgment_edit
+from grading.work.run_grading import run_grading
+from grading.work.runs import campaign_grading_queue, enqueue_grading, run_claim_for_grading
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import ESA_LAUNCH, judge_from_marked_example, judgment_of

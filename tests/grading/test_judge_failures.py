@@ -90,7 +90,7 @@ def test_a_transient_failure_is_retried_by_the_task_then_fails_with_its_reason(
     with ScriptedServer([Status(500, "the GPU fell over")]) as fake:
         # The client's own retries off, so each task attempt asks once per input.
         judge = OpenAIJudge(JudgeConfig(base_url=fake.base_url, model=MODEL, max_retries=0))
-        monkeypatch.setattr("grading.services.official_judge", lambda campaign=None: judge)
+        monkeypatch.setattr("grading.work.run_grading.official_judge", lambda campaign=None: judge)
         result = grade_run.apply(args=(toy_ac_run.pk,))
 
     assert grade_run.max_retries == 5

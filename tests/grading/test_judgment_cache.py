@@ -53,7 +53,7 @@ def test_the_first_calls_go_out_after_a_small_batch_and_every_item_gets_its_judg
     personas: Personas, judge: OpenAIJudge, script: ScriptedJudge,
 ) -> None:
     # Distinct claims whose names and numbers are all in the passage (a claim naming
-    # others is refused before the judge sees it: grading.entailment_rule).
+    # others is refused before the judge sees it: grading.r2c2.entailment_rule).
     nuggets = [f"The rocket launched Chang'e 4 from Xichang{' again' * n}." for n in range(200)]
     script.entailed.update({nugget: n % 3 != 0 for n, nugget in enumerate(nuggets)})
     # Every nugget twice, the second time in a later batch: judged once, found both times.

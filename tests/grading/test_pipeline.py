@@ -15,13 +15,9 @@ from pytest_django import Settings as SettingsWrapper
 from grading.judge import JudgeUnavailable
 from grading.llm.subtasks import SUBTASKS
 from grading.models import Judgment, JudgmentStatus, NuggetEntailment
+from grading.r2c2.pipeline import run_grade
 from grading.selectors import grading_progress, marked_run
-from grading.services import (
-    campaign_grading_queue,
-    run_claim_for_grading,
-    run_grade,
-    run_grading_heartbeat,
-)
+from grading.work.runs import campaign_grading_queue, run_claim_for_grading, run_grading_heartbeat
 from submissions.formats.marked_ac_run import write_marked_ac_run
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import GIVES_UP_AFTER, make_judge
@@ -228,7 +224,7 @@ def test_progress_counts_judgments_per_run(toy_ac_run: Run, judge: object,
 def test_a_grading_task_keeps_its_claim_alive_while_it_works(
     toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("grading.claims.HEARTBEAT_EVERY", 0.02)
+    monkeypatch.setattr("grading.work.claims.HEARTBEAT_EVERY", 0.02)
     # The heartbeat thread reads the clock to write a beat: that tells the test one is
     # under way, and leaving the block joins the thread, so the beat is then stored.
     beating = threading.Event()
@@ -238,7 +234,7 @@ def test_a_grading_task_keeps_its_claim_alive_while_it_works(
             beating.set()
         return timezone.now()
 
-    monkeypatch.setattr("grading.services.timezone", SimpleNamespace(now=now))
+    monkeypatch.setattr("grading.work.runs.timezone", SimpleNamespace(now=now))
     assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
     old = timezone.now() - timedelta(hours=1)
     Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=old)

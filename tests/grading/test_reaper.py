@@ -1,4 +1,4 @@
-"""The reaper on the database (grading.reaper): what it re-queues, what it sends, what it
+"""The reaper on the database (grading.work.reaper): what it re-queues, what it sends, what it
 fails and with which words. tests/grading/test_reaper_beat.py has it run by a real
 `celery beat` against real workers that die."""
 
@@ -13,19 +13,19 @@ from django.utils import timezone
 from django.utils.html import escape
 from pytest_django import Settings as SettingsWrapper
 
-from grading.chunks import chunk_claim
 from grading.models import ChunkStatus, GradingChunk, WorkerHeartbeat
-from grading.reaper import grading_reap
-from grading.services import (
+from grading.tasks import grade_chunk, grade_run
+from grading.work.chunks import chunk_claim
+from grading.work.reaper import grading_reap
+from grading.work.run_grading import run_grading
+from grading.work.runs import (
     FAILED_WITHOUT_MESSAGE,
     RunClaim,
     run_claim_for_grading,
-    run_grading,
     run_grading_finish,
     runs_mark_queued,
 )
-from grading.tasks import grade_chunk, grade_run
-from grading.workers import worker_heartbeat_record, worker_heartbeat_stopped
+from grading.work.workers import worker_heartbeat_record, worker_heartbeat_stopped
 from submissions.models import Run, RunStatus
 from tests.support import Personas, forget_other_workers, signed_in
 
@@ -112,7 +112,7 @@ def test_a_reaper_that_read_a_silent_run_writes_nothing_once_its_worker_beats(
 ) -> None:
     silent_claim(toy_ac_run)
     # The worker beats between the reaper's read and its write.
-    import grading.reaper as reaper
+    import grading.work.reaper as reaper
 
     requeue = reaper._requeue_run
 

@@ -25,8 +25,8 @@ from django.utils.html import escape
 
 from grading.models import AnswerEvaluation, Judgment, NuggetEntailment, WorkerHeartbeat
 from grading.selectors import marked_run
-from grading.services import runs_mark_queued
 from grading.tasks import grade_run
+from grading.work.runs import runs_mark_queued
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import asked_once, judge_from_marked_example
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer

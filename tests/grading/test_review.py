@@ -8,17 +8,12 @@ from typing import Any
 
 import pytest
 
-from grading.entailment_rule import RULE_PRECISION
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.r2c2.entailment_rule import RULE_PRECISION
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import CONFIRM_NOTE, NOTHING_TO_CONFIRM, EditRefused, judgment_confirm
 from grading.selectors import marked_run
-from grading.services import (
-    CONFIRM_NOTE,
-    NOTHING_TO_CONFIRM,
-    EditRefused,
-    judgment_confirm,
-    run_grade,
-)
 from submissions.models import Run
 from tests.grading.fixtures import (
     FOURTH_PLANET,

@@ -11,7 +11,7 @@ import pytest
 from campaign.models import TestBankItem
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit, JudgmentKind, JudgmentStatus
-from grading.rubric_services import rubric_grade
+from grading.rubric.grades import rubric_grade
 from grading.selectors import rubric_grades
 from tests.grading.fixtures import make_judge
 from tests.grading.rubric_support import (

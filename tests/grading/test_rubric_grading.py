@@ -19,7 +19,7 @@ from grading.llm.prompts import RUBRIC_PROMPT_VERSION
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import ANSWER_KEY_SCHEMA_NAME, RUBRIC_SCHEMA_NAME
 from grading.models import Judgment, JudgmentKind, JudgmentStatus, PassageItemGrade
-from grading.rubric_services import rubric_grade
+from grading.rubric.grades import rubric_grade
 from grading.selectors import rubric_grades
 from tests.grading.fixtures import make_judge
 from tests.grading.rubric_support import (

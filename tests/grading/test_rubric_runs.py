@@ -26,21 +26,17 @@ from django.utils import timezone
 
 from campaign import testbank
 from campaign.models import TestBankItem, Track
-from grading import testbank_generation
 from grading.judge import JudgeUnavailable
 from grading.llm.schemas import RUBRIC_SCHEMA_NAME
 from grading.models import Judgment, JudgmentKind, PassageItemGrade
-from grading.review import doubt_counts, official_judgments
-from grading.rubric_services import RubricGradeReport, rubric_run_grade
+from grading.review.edits import judgment_edit
+from grading.review.queue import doubt_counts, official_judgments
+from grading.rubric import drafting as testbank_generation
+from grading.rubric.grades import RubricGradeReport, rubric_run_grade
 from grading.selectors import grading_progress
-from grading.services import (
-    campaign_grading_queue,
-    judgment_edit,
-    run_claim_for_grading,
-    run_grading,
-    runs_mark_queued,
-)
 from grading.tasks import grade_run, grade_testbank_items
+from grading.work.run_grading import run_grading
+from grading.work.runs import campaign_grading_queue, run_claim_for_grading, runs_mark_queued
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
 from tests.grading.rubric_support import (

@@ -8,8 +8,9 @@ from django.test import Client
 
 from grading.judge import OpenAIJudge
 from grading.models import JudgeSlot, Judgment
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import judgment_confirm
 from grading.selectors import judge_agreement, marked_run
-from grading.services import judgment_confirm, run_grade
 from submissions.models import Run
 from tests.grading.fixtures import judge_from_marked_example, make_judge
 from tests.grading.scripted_server import ScriptedServer

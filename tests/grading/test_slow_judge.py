@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from grading.services import run_grade
+from grading.r2c2.pipeline import run_grade
 from submissions.models import Run
 from tests.grading.fixtures import make_judge
 from tests.grading.scripted_server import (

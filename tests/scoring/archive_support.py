@@ -15,7 +15,8 @@ from django.core.management import call_command
 
 from campaign.models import Campaign
 from grading.judge import OpenAIJudge
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.archive_format import MANIFEST
 from scoring.models import Evaluation
 from scoring.services import campaign_score, evaluation_publish

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from grading.judge import OpenAIJudge
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation
 from scoring.services import campaign_score
 from submissions.models import Run, RunStatus

@@ -15,7 +15,9 @@ from django.core.management.base import CommandError
 
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
-from grading.services import judgment_edit, run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.review.edits import judgment_edit
+from grading.work.runs import run_grading_finish
 from scoring.api import FORCE_HINT as API_FORCE_HINT
 from scoring.api import NOT_PUBLISHED
 from scoring.management.commands.publish_leaderboards import FORCE_HINT, FORCED, REFUSED

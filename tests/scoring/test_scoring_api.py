@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from grading.models import Judgment
-from grading.services import judgment_edit
+from grading.review.edits import judgment_edit
 from scoring.models import Evaluation
 from submissions.models import Run
 from tests.scoring.support import (

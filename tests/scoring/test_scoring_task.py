@@ -9,7 +9,7 @@ import pytest
 from celery import current_app
 from django.db import OperationalError
 
-from grading.dispatch import SCORE_CAMPAIGN, enqueue_scoring
+from grading.work.dispatch import SCORE_CAMPAIGN, enqueue_scoring
 from scoring import tasks
 from scoring.models import Evaluation
 from submissions.models import Run

@@ -20,9 +20,9 @@ from django.test import override_settings
 
 from campaign.campaign_file import GOLD_ANSWER_MISSING
 from campaign.models import Campaign, GoldAnswer, Question, Track
-from grading.claims import UNEXPECTED_FAILURE
-from grading.services import GOLD_ANSWERS_MISSING, GoldAnswersMissing
+from grading.r2c2.pipeline import GOLD_ANSWERS_MISSING, GoldAnswersMissing
 from grading.tasks import grade_run
+from grading.work.claims import UNEXPECTED_FAILURE
 from submissions.models import Run, RunStatus
 from tests.campaign.test_load_campaign import (
     campaign_doc,
@@ -174,7 +174,7 @@ def test_an_unexpected_error_fails_the_run_and_the_command_without_a_traceback(
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("a bug in grading")
 
-    monkeypatch.setattr("grading.services._grade_pass", broken)
+    monkeypatch.setattr("grading.work.run_grading._grade_pass", broken)
     stderr = io.StringIO()
 
     with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"), \

@@ -27,7 +27,7 @@ from campaign import testbank
 from campaign.models import TestBankItem, Track
 from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
-from grading.services import run_grade
+from grading.r2c2.pipeline import run_grade
 from submissions.formats import limits
 from submissions.formats.common import BAD_INTEGER
 from submissions.formats.control_characters import (

@@ -19,7 +19,8 @@ from rest_framework.test import APIClient
 
 from grading.judge import OpenAIJudge
 from grading.models import Judgment
-from grading.services import run_grade, run_grading_finish
+from grading.r2c2.pipeline import run_grade
+from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation
 from scoring.services import campaign_score, evaluation_publish, evaluation_unpublish
 from submissions.models import Run, RunStatus

@@ -5,7 +5,7 @@ chunks (GRADING_CHUNK_NUGGETS), small enough for CI. Every text is a function of
 indices, so two scenarios (and the clean reference) grade the very same inputs.
 
 The nuggets hold no capitalised name and no number after their first word: the
-names-and-numbers rule (grading/entailment_rule.py) then never contradicts the judge,
+names-and-numbers rule (grading/r2c2/entailment_rule.py) then never contradicts the judge,
 no judgment is doubtful, and the leaderboards publish without `force`. Some nuggets are
 the same text citing the same passage in every AC run (one judgment shared by four
 records); each answer is a text of its own run, so answers never share a judgment.

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from campaign.models import Track
-from grading.services import run_claim_for_grading, run_grading_finish
+from grading.work.runs import run_claim_for_grading, run_grading_finish
 from submissions.models import FailureKind, Run, RunActionKind, RunStatus
 from submissions.overrides import run_action_record
 from submissions.quota import QUOTA_COUNTED, QUOTA_REFUNDED, QUOTA_WITHDRAWN, quota_standing

@@ -20,8 +20,8 @@ from grading.agreement.label_files import LabelFileError, labels_by_judgment, re
 from grading.agreement.report import KindAgreement, agreement_report
 from grading.agreement.samples import SampleRefused, blind_item_label, blind_sample_draw
 from grading.models import BlindItem
-from grading.review import escalation_filter, official_judgments
-from grading.services import EditRefused, judgment_edit
+from grading.review.edits import EditRefused, judgment_edit
+from grading.review.queue import escalation_filter, official_judgments
 
 SETTLED_NOTE = "Settled from a label file (blind_labels --settle-escalated)"
 

@@ -1,7 +1,7 @@
 """`python manage.py grade SLUG`: grade every pending run (AC, ranking, response)
 in-process and wait.
 
-The same service as the Celery task (`grading.services.run_grading`: claim, grade with
+The same service as the Celery task (`grading.work.run_grading.run_grading`: claim, grade with
 the official judge, and an AC track's second judge, record the outcome), run here one
 run after another
 with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
@@ -30,16 +30,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import RunBar
 from grading.judge import Judge
-from grading.rubric_services import RubricGradeReport
-from grading.services import (
-    RunGradeReport,
-    campaign_grading_queue,
-    run_claim_for_grading,
-    run_grading,
-    run_grading_finish,
-)
+from grading.rubric.grades import RubricGradeReport
 from grading.setup import official_judge, official_model_name
 from grading.validation.services import grading_refusal
+from grading.work.run_grading import RunGradeReport, run_grading
+from grading.work.runs import campaign_grading_queue, run_claim_for_grading, run_grading_finish
 from submissions.models import Run
 
 INTERRUPTED = "grading was interrupted (the grade command stopped)"

@@ -2,7 +2,7 @@
 
 Asks the official judge for N items per query that has no test-bank items yet and
 stores them as drafts (docs/rubric.md), in this process: the same service as the
-API's task (grading.testbank_generation). Queries that already have items are left
+API's task (grading.rubric.drafting). Queries that already have items are left
 alone. A query the judge failed on is reported with the reason and nothing of it is
 stored; the command then exits non-zero.
 """
@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from campaign.management.lookup import campaign_arg
 from campaign.vocabulary import PromptTarget
 from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS
+from grading.rubric.drafting import testbank_generate
 from grading.setup import official_judge
-from grading.testbank_generation import testbank_generate
 from infrastructure.queueing import QueueUnavailable
 
 

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from grading.agreement.report import agreement_report
 from grading.models import BlindItem, JudgmentEdit
-from grading.review import escalation_filter, official_judgments
+from grading.review.queue import escalation_filter, official_judgments
 from submissions.models import Run
 from tests.support import Personas
 

@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentEdit
-from grading.review import official_judgments
-from grading.services import run_grading_finish
+from grading.review.queue import official_judgments
+from grading.work.runs import run_grading_finish
 from scoring.selectors import doubtful_unreviewed, evaluation_publish_problems
 from scoring.services import campaign_score, evaluation_publish
 from submissions.models import Run, RunStatus

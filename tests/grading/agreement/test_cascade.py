@@ -12,7 +12,7 @@ from django.test import Client
 
 from grading.judge import OpenAIJudge
 from grading.models import BlindItem, JudgeSlot, Judgment, JudgmentEdit
-from grading.services import run_grade
+from grading.r2c2.pipeline import run_grade
 from submissions.models import Run
 from tests.grading.fixtures import (
     ALDRIN_COMMANDER,

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from grading.entailment_rule import RULE_PRECISION, unsupported
+from grading.r2c2.entailment_rule import RULE_PRECISION, unsupported
 from grading.validation.labelled import DEV_SET, read_labelled_set
 
 PASSAGE = ("Alien is a 1979 science fiction horror film directed by Ridley Scott. Its "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grading.gold_match import GoldVerdict, gold_verdict, normalise
+from grading.r2c2.gold_match import GoldVerdict, gold_verdict, normalise
 
 
 @pytest.mark.parametrize(("answer", "gold"), [

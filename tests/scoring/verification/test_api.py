@@ -20,7 +20,7 @@ from campaign import testbank
 from campaign.testbank import ItemChange
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.models import Judgment
-from grading.services import judgment_edit
+from grading.review.edits import judgment_edit
 from scoring.serializers import TRACK_MISSING, TRACK_NOT_RUBRIC, TRACK_UNKNOWN
 from scoring.verification.api import (
     GAPS_QID_UNKNOWN,

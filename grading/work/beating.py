@@ -1,7 +1,7 @@
 """A heartbeat thread: one small database write every few seconds, until stopped.
 
-Both heartbeats beat through it: a claim's (grading.claims), which says that a run's or
-a chunk's grading lives, and a worker's (grading.workers), which says that the worker
+Both heartbeats beat through it: a claim's (grading.work.claims), which says that a run's or
+a chunk's grading lives, and a worker's (grading.work.workers), which says that the worker
 does. A beat the database refuses (it restarted, a proxy dropped the connection, SQLite
 was busy) is logged and the next beat tries again: a heartbeat thread that died on one
 error would leave a living grader looking dead, and the reaper would send its work to

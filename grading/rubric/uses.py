@@ -5,7 +5,7 @@ the grades of the passages grading rates of it, its top `depth` per query (a ran
 run) or every segment (a response run), as `submissions.selectors.passages_to_grade`
 lists them for one run. Here the same rule is a query condition, for many runs at once
 (the judgments list's `?run=`, the publishing gate, grading progress). Its own module:
-grading.review and grading.selectors both need it, and the second imports the first.
+grading.review.queue and grading.selectors both need it, and the second imports the first.
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
-from grading.dispatch import enqueue_scoring, enqueue_testbank_items
 from grading.judge import Judge
 from grading.judgment_cache import GradingProgress
-from grading.rubric_services import RubricGradeReport, rubric_items_grade
+from grading.rubric.grades import RubricGradeReport, rubric_items_grade
+from grading.work.dispatch import enqueue_scoring, enqueue_testbank_items
 from submissions.models import Run, RunQuerySet, RunStatus
 
 #: When the grading of changed items could not be queued: grading the graded runs again

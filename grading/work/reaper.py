@@ -4,7 +4,7 @@
 no run stays "grading" or "queued" forever, whoever is or isn't watching:
 
 - a run GRADING whose heartbeat is older than GRADING_STALE_SECONDS (its worker died, or
-  hangs) is QUEUED again with a new task; so is a chunk of a large run (grading.chunks);
+  hangs) is QUEUED again with a new task; so is a chunk of a large run (grading.work.chunks);
 - a run (or chunk) QUEUED longer than that, while workers listen on the grading queue
   and nothing anywhere is being graded, lost its task on the way (a broker restarted
   without persistence, a message dropped): it is sent again. A run waiting behind a long
@@ -18,7 +18,7 @@ Every change is one conditional UPDATE that re-asserts what the reaper saw (the 
 the claim's token, the old heartbeat), like the claims: two reapers at once, or a worker
 beating just now, make the UPDATE match nothing, and only the reaper whose UPDATE
 matched sends a task. A grader whose run was re-queued finds its token gone at its next
-beat and stops writing (grading.claims).
+beat and stops writing (grading.work.claims).
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from grading.dispatch import enqueue_chunk_grading, send_run_regrading
 from grading.models import ChunkStatus, GradingChunk, WorkerHeartbeat
 from grading.selectors import GRADED_TRACK_KINDS
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal
+from grading.work.dispatch import enqueue_chunk_grading, send_run_regrading
 from infrastructure.queueing import QueueUnavailable
 from submissions.models import Run, RunStatus
 
@@ -56,7 +56,7 @@ TASK_LOST = (
     "listening on the grading queue were idle for over {stale} s. Check the broker, then "
     "ask for grading again"
 )
-#: ... when a chunk of it did (a large run is graded in chunks, grading.chunks).
+#: ... when a chunk of it did (a large run is graded in chunks, grading.work.chunks).
 CHUNK_FAILED = "chunk {number} of {chunks} (questions {first} to {last}): {reason}"
 
 #: Worker heartbeats silent this long are forgotten.
@@ -257,7 +257,7 @@ def _requeue_chunk(seen: QuerySet[GradingChunk], *, chunk_id: int, now: datetime
                    report: ReapReport) -> bool:
     try:
         with transaction.atomic():
-            # `heartbeat` of a QUEUED chunk is when it was queued (grading.chunks).
+            # `heartbeat` of a QUEUED chunk is when it was queued (grading.work.chunks).
             if not seen.update(status=ChunkStatus.QUEUED, token="", heartbeat=now,
                                requeues=F("requeues") + 1):
                 return False
@@ -275,7 +275,7 @@ def _fail_chunk(seen: QuerySet[GradingChunk], *, chunk: GradingChunk, reason: st
     run_reason = CHUNK_FAILED.format(number=chunk.number, chunks=chunks, first=qids[0],
                                      last=qids[-1], reason=reason)
     with transaction.atomic():
-        # The run's row first, as everywhere in grading.chunks: one lock order.
+        # The run's row first, as everywhere in grading.work.chunks: one lock order.
         run_failed = _fail(Run.objects.filter(pk=chunk.run_id, status=RunStatus.GRADING,
                                               grading_token=chunk.round),
                            reason=run_reason, now=now)

@@ -20,7 +20,7 @@ from django.db.models.lookups import LessThan
 from campaign.models import Campaign
 from grading.agreement.thresholds import guarantee_thresholds
 from grading.models import JudgeSlot, Judgment, JudgmentKind
-from grading.rubric_uses import grade_links_used
+from grading.rubric.uses import grade_links_used
 from submissions.models import Run
 
 

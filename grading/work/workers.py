@@ -4,7 +4,7 @@ The worker's main process starts a thread at `worker_ready` (config/celery.py) t
 writes the worker's row every WORKER_HEARTBEAT_SECONDS, one UPDATE whatever the worker
 does, so a busy worker beats as an idle one does. The organisers' stall list shows the
 rows; the reaper sends a lost task again only while some worker listening on the
-grading queue beats (grading.reaper). A run's own heartbeat (grading.claims) says
+grading queue beats (grading.work.reaper). A run's own heartbeat (grading.work.claims) says
 whether its grading lives; this one says whether its worker does.
 """
 
@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection
 from django.utils import timezone
 
-from grading.beating import Heartbeat
 from grading.models import WorkerHeartbeat
+from grading.work.beating import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def worker_heartbeat_stopped(*, hostname: str) -> None:
 
 
 class WorkerHeartbeatThread:
-    """The thread that beats for one worker until `stop` (grading.beating)."""
+    """The thread that beats for one worker until `stop` (grading.work.beating)."""
 
     def __init__(self, *, hostname: str, queues: Sequence[str]) -> None:
         self.hostname = hostname

@@ -33,9 +33,9 @@ from campaign.testbank import (
     testbank_retire,
 )
 from campaign.text_fields import text_problem
-from grading.dispatch import enqueue_testbank_generation
+from grading.rubric.bank_changes import testbank_changed
 from grading.serializers import TestBankGenerateSerializer
-from grading.testbank_regrade import testbank_changed
+from grading.work.dispatch import enqueue_testbank_generation
 from infrastructure.api_errors import authenticated_user
 
 # The same words whether the thing is missing or hidden, and no slug or id in them.

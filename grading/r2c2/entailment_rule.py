@@ -32,7 +32,7 @@ import functools
 import re
 from decimal import Decimal
 
-from grading.gold_match import NUMBER_WORDS
+from grading.r2c2.gold_match import NUMBER_WORDS
 
 _APOSTROPHES = "'\u2019"  # straight and typographic
 _WORD = re.compile(rf"[\w{_APOSTROPHES}\-]+")

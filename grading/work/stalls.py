@@ -1,8 +1,8 @@
 """Reads for the organisers' stall list: runs not done yet, by age, and the workers' pulse.
 
 What an organiser asks when a run seems stuck: how long has it been in its state, has
-its worker beaten lately, how often has the reaper re-queued it (grading.reaper), and
-are the workers alive at all (grading.workers).
+its worker beaten lately, how often has the reaper re-queued it (grading.work.reaper), and
+are the workers alive at all (grading.work.workers).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def runs_not_done(*, campaign: Campaign, now: datetime | None = None) -> list[Ru
     VALID), oldest in their state first.
 
     The time in the state: the upload for RECEIVED and VALID, the queueing for QUEUED
-    (the heartbeat of a QUEUED run, grading.services.runs_mark_queued), the end of
+    (the heartbeat of a QUEUED run, grading.work.runs.runs_mark_queued), the end of
     grading for GRADED. A GRADING run is dated by its last heartbeat, which is what says
     whether it is stuck (a large run may grade for hours and be fine).
     """

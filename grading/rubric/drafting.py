@@ -27,7 +27,7 @@ from grading.llm.client import JudgeCall, JudgeError
 from grading.llm.inputs import JudgeRequest
 from grading.llm.prompts import TESTBANK_PROMPT_VERSION
 from grading.llm.rubric import GeneratedItem, bank_items_request
-from grading.testbank_regrade import testbank_changed
+from grading.rubric.bank_changes import testbank_changed
 
 GENERATED_NOTE = "drafted by the judge {model} with prompt {version} ({n} items asked for)"
 REPLY_UNPARSED = "the judge's reply never parsed: {error}"

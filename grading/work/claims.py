@@ -3,7 +3,7 @@
 A claim is a token written on the row (a run's `grading_token`, a chunk's `token`) and a
 heartbeat the task keeps touching. Every write that assumes the claim re-asserts it in
 one conditional UPDATE (`Claim.hold`), so a task whose work was taken over writes nothing
-more. Kept apart from grading.services so that every grading service (R2C2's, the
+more. Kept apart from grading.work.runs so that every grading service (R2C2's, the
 rubric's, the chunks') can take a claim without importing the others.
 """
 
@@ -18,8 +18,8 @@ from typing import Generic, TypeVar
 from django.conf import settings
 from django.db import transaction
 
-from grading.beating import Heartbeat
 from grading.judge import JudgeUnavailable
+from grading.work.beating import Heartbeat
 
 #: Seconds between a claim's heartbeats, at most: a quarter of GRADING_STALE_SECONDS when
 #: that is shorter (`beat_every`), so that a live grader never looks silent to the reaper.
@@ -72,7 +72,7 @@ class Claim:
 @contextlib.contextmanager
 def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
     """While the block runs, touch `claim` every `beat_every()` seconds (setting `lost`
-    once it is gone), from a thread named `name` (grading.beating).
+    once it is gone), from a thread named `name` (grading.work.beating).
 
     A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
     few judgments a second) can outlast the staleness limit.

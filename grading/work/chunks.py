@@ -22,19 +22,13 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from grading.claims import Claim, claim_heartbeat, claimed_work
-from grading.dispatch import enqueue_chunk_grading
 from grading.judge import Judge, JudgeUnavailable
 from grading.models import ChunkStatus, GradingChunk
-from grading.services import (
-    GradeReport,
-    RunClaim,
-    round_end_scoring,
-    run_grade,
-    run_grading_finish,
-    second_pass,
-)
+from grading.r2c2.pipeline import GradeReport, run_grade, second_pass
 from grading.setup import official_judge, second_judge
+from grading.work.claims import Claim, claim_heartbeat, claimed_work
+from grading.work.dispatch import enqueue_chunk_grading
+from grading.work.runs import RunClaim, round_end_scoring, run_grading_finish
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
 
 

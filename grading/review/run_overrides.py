@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from grading.dispatch import enqueue_scoring
-from grading.services import enqueue_grading
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal
+from grading.work.dispatch import enqueue_scoring
+from grading.work.runs import enqueue_grading
 from submissions.models import Run, RunAction, RunActionKind
 from submissions.overrides import OverrideRefused, run_action_record
 

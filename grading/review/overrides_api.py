@@ -1,5 +1,5 @@
 """REST API v1 for organisers' overrides of a run. Thin: parse, call
-grading.run_overrides, render. Here rather than in submissions.api because a re-run and a
+grading.review.run_overrides, render. Here rather than in submissions.api because a re-run and a
 withdrawal queue grading and scoring, which submissions may not import (pyproject.toml)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from campaign.api import error_responses
 from campaign.models import Role
 from campaign.selectors import campaign_membership, campaign_role
-from grading.run_overrides import run_override
+from grading.review.run_overrides import run_override
 from infrastructure.api_errors import authenticated_user
 from submissions.api import RUN_NOT_FOUND
 from submissions.models import Run, RunActionKind

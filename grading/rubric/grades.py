@@ -6,7 +6,7 @@ to a passage's text and an item's text, not to a run: it is cached by input acro
 runs and re-gradings (grading.judgment_cache, held by its unique constraint), so a
 passage retrieved by ten runs costs one judgment per item, and after an item's text is
 edited only that item's pairs are new inputs. `rubric_run_grade` is the pass over one
-ranking or response run that `grading.services.run_grading` makes; `rubric_items_grade`
+ranking or response run that `grading.work.run_grading.run_grading` makes; `rubric_items_grade`
 grades the items an organiser just added or edited, on every passage already graded for
 their queries, and nothing else.
 """
@@ -21,7 +21,6 @@ from django.db import transaction
 
 from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
 from campaign.vocabulary import RubricAnswerCheck
-from grading.claims import Claim
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
     QUERY_CHUNK,
@@ -31,6 +30,7 @@ from grading.judgment_cache import (
     ensure_judgments,
 )
 from grading.models import Judgment, JudgmentKind, PassageItemGrade
+from grading.work.claims import Claim
 from submissions.models import Run, RunStatus
 from submissions.selectors import passages_to_grade
 

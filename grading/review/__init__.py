@@ -1,0 +1,1 @@
+"""Where people come in: the review queue, post-edits of judgments and overrides of runs."""
