@@ -112,7 +112,7 @@ def nugget_text(index: int, variant: int) -> tuple[str, bool]:
     text = facts[(index + variant) % len(facts)]
     if variant >= len(facts):
         # The variant in letters: a number the passage lacks would make every such
-        # nugget fail the names-and-numbers rule (grading/entailment_rule.py).
+        # nugget fail the names-and-numbers rule (grading/r2c2/entailment_rule.py).
         letters = "".join(chr(ord("a") + int(digit)) for digit in str(variant))
         text = text[:-1] + f", as source {letters} reports."
     entailed = not wrong or (text == facts[2] and other.city == f.city) or (

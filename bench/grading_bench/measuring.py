@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     )
     from grading.llm.client import JudgeError
     from grading.llm.inputs import JudgeRequest
-    from grading.services import GradeReport
+    from grading.r2c2.pipeline import GradeReport
     from submissions.models import Run
 
 
@@ -212,7 +212,7 @@ class Graded:
 def grade(run: Run, server: JudgeProcess, batch: int, prefetch: int | None = None) -> Graded:
     from django.test import override_settings
 
-    from grading.services import run_grade
+    from grading.r2c2.pipeline import run_grade
 
     judge = TimedJudge(make_judge(server.base_url, server.client_concurrency))
     with override_settings(**({} if prefetch is None else {"GRADING_PREFETCH": prefetch})):

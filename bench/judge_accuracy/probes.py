@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from grading.embedded.server import EmbeddedJudge, ServerOptions
-from grading.entailment_rule import unsupported
-from grading.gold_match import gold_verdict
 from grading.llm.client import verdict_probability
+from grading.r2c2.entailment_rule import unsupported
+from grading.r2c2.gold_match import gold_verdict
 from grading.validation.labelled import LabelledSet
 from judge_accuracy.variants import Probe, Variant
 

@@ -38,8 +38,9 @@ def grade_campaign(*, slug: str, server: RubricJudgeProcess, concurrency: int,
                    include_graded: bool) -> GradingPass:
     """Grade the campaign's pending runs (with `include_graded`, all of them again)."""
     from campaign.models import Campaign
-    from grading.rubric_services import RubricGradeReport
-    from grading.services import campaign_grading_queue, run_claim_for_grading, run_grading
+    from grading.rubric.grades import RubricGradeReport
+    from grading.work.run_grading import run_grading
+    from grading.work.runs import campaign_grading_queue, run_claim_for_grading
     from submissions.models import Run
 
     campaign = Campaign.objects.get(slug=slug)
