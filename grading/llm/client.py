@@ -52,16 +52,13 @@ from functools import cached_property
 from types import TracebackType
 from typing import Any, Generic, Self, cast
 
-from campaign.vocabulary import AnswerCheck
 from grading.llm.inputs import (
     DecodingParams,
     JudgeRequest,
     JudgmentKind,
     Label,
-    answer_request,
-    entailment_request,
 )
-from grading.llm.parsing import AnswerLabel, EntailmentLabel, ReplyParseError, VerdictLabel
+from grading.llm.parsing import ReplyParseError, VerdictLabel
 from grading.llm.progress import ServerProgress
 from grading.llm.transport import (
     HttpAnswer,
@@ -267,24 +264,6 @@ class JudgeClient:
         """Close the HTTP connections."""
         for http in (*self._retired, self._http):
             await http.aclose()
-
-    async def judge_entailment(self, *, passage: str, nugget: str) -> JudgeCall[EntailmentLabel]:
-        """Does `passage` entail `nugget`? (bogus-nugget identification)"""
-        return await self.judge(entailment_request(passage=passage, nugget=nugget))
-
-    async def judge_answer(
-        self,
-        *,
-        question: str,
-        answer: str,
-        nuggets: Mapping[int, str],
-        answer_check: AnswerCheck = AnswerCheck.NUGGETS,
-        gold_answers: Sequence[str] = (),
-    ) -> JudgeCall[AnswerLabel]:
-        """Is `answer` correct given the entailed `nuggets`, and which of them helped?"""
-        return await self.judge(answer_request(
-            question=question, answer=answer, nuggets=nuggets,
-            answer_check=answer_check, gold_answers=gold_answers))
 
     async def judge(self, request: JudgeRequest[Label]) -> JudgeCall[Label]:
         """Make one judgment: retry transient failures and unparsable replies."""

@@ -8,30 +8,16 @@ same judge and prompt version are judged once (docs/judging.md).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from campaign.vocabulary import AnswerCheck
-from grading.llm.parsing import (
-    AnswerLabel,
-    EntailmentLabel,
-    parse_answer,
-    parse_entailment,
-)
-from grading.llm.prompts import (
-    ANSWER_PROMPT_VERSION,
-    ENTAILMENT_PROMPT_VERSION,
-    ChatMessage,
-    answer_messages,
-    entailment_messages,
-)
-from grading.llm.schemas import JsonObject, answer_response_format, entailment_response_format
+from grading.llm.prompts import ChatMessage
+from grading.llm.schemas import JsonObject
 
-JudgmentKind = str  # "entailment", "answer", or a v2 subtask (subtasks.py)
+JudgmentKind = str  # a subtask of subtasks.py, or a RUBRIC kind of rubric.py
 # Any parsed reply: the R2C2 labels, and the RUBRIC ones of grading/llm/rubric.py (a
 # self-rated grade, a drafted test bank), which import this module.
 Label = TypeVar("Label")
@@ -72,36 +58,6 @@ class JudgeRequest(Generic[Label]):
         return input_hash(prompt_version=self.prompt_version, model=model,
                           messages=self.messages, decoding=decoding,
                           response_format=self.response_format)
-
-
-def entailment_request(*, passage: str, nugget: str) -> JudgeRequest[EntailmentLabel]:
-    """Bogus-nugget identification for the passage at a nugget's PassageKey."""
-    return JudgeRequest(
-        kind="entailment",
-        prompt_version=ENTAILMENT_PROMPT_VERSION,
-        messages=entailment_messages(passage=passage, nugget=nugget),
-        response_format=entailment_response_format(),
-        parse=parse_entailment,
-    )
-
-
-def answer_request(
-    *,
-    question: str,
-    answer: str,
-    nuggets: Mapping[int, str],
-    answer_check: AnswerCheck = AnswerCheck.NUGGETS,
-    gold_answers: Sequence[str] = (),
-) -> JudgeRequest[AnswerLabel]:
-    """Answer evaluation over the entailed `nuggets` (NuggetNum -> text) of one block."""
-    return JudgeRequest(
-        kind="answer",
-        prompt_version=ANSWER_PROMPT_VERSION,
-        messages=answer_messages(question=question, answer=answer, nuggets=nuggets,
-                                 answer_check=answer_check, gold_answers=gold_answers),
-        response_format=answer_response_format(nuggets.keys()),
-        parse=functools.partial(parse_answer, shown=frozenset(nuggets)),
-    )
 
 
 def input_hash(

@@ -17,10 +17,9 @@ from grading.embedded import server as server_module
 from grading.embedded.models import SMALL_MODEL
 from grading.embedded.server import EmbeddedJudge, ServerOptions, is_healthy
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
-from grading.llm.inputs import entailment_request
-from grading.llm.parsing import EntailmentLabel
+from grading.llm.parsing import VerdictLabel
 from grading.llm.progress import work_done
-from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
+from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2
 
 PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
            "It was completed in 1889.")
@@ -49,11 +48,11 @@ def test_the_packaged_small_model_judges_entailment_right_with_full_provenance(
         config = JudgeConfig(base_url=base_url, model=judge.model, concurrency=2,
                              timeout=900, max_tokens=256)  # far beyond a busy machine's
 
-        async def judge_both() -> list[JudgeCall[EntailmentLabel]]:
+        async def judge_both() -> list[JudgeCall[VerdictLabel]]:
             async with JudgeClient(config) as client:
                 return list(await asyncio.gather(
-                    client.judge_entailment(passage=PASSAGE, nugget=ENTAILED_NUGGET),
-                    client.judge_entailment(passage=PASSAGE, nugget=CONTRADICTED_NUGGET)))
+                    client.judge(entailment_v2(passage=PASSAGE, nugget=ENTAILED_NUGGET)),
+                    client.judge(entailment_v2(passage=PASSAGE, nugget=CONTRADICTED_NUGGET))))
 
         work_before = work_done(_metrics(base_url))
         entailed, contradicted = asyncio.run(judge_both())
@@ -62,17 +61,18 @@ def test_the_packaged_small_model_judges_entailment_right_with_full_provenance(
     assert SMALL_MODEL in json.dumps(listed)
     # The counters the client watches while a reply is late are there, and rise with work.
     assert work_before is not None and work_after is not None and work_after > work_before
-    assert entailed.label is not None and entailed.label.entailed is True, entailed.raw_output
-    assert contradicted.label is not None and contradicted.label.entailed is False, (
+    assert entailed.label is not None and entailed.label.verdict is True, entailed.raw_output
+    assert contradicted.label is not None and contradicted.label.verdict is False, (
         contradicted.raw_output)
     for call, nugget in ((entailed, ENTAILED_NUGGET), (contradicted, CONTRADICTED_NUGGET)):
         assert call.needs_review is False and call.error is None
-        assert call.label is not None and call.label.reason.strip()
-        assert json.loads(call.raw_output)["entailed"] is call.label.entailed
-        assert (call.kind, call.prompt_version) == ("entailment", ENTAILMENT_PROMPT_VERSION)
+        assert call.label is not None and json.loads(call.raw_output) is call.label.verdict
+        # The server's token logprobs give the judge's probability of its verdict.
+        assert call.confidence is not None and 0.5 <= call.confidence <= 1.0
+        assert (call.kind, call.prompt_version) == ("entailment", ENTAILMENT_V2)
         assert call.model == call.served_model == SMALL_MODEL
         assert call.decoding == {"temperature": 0.0, "max_tokens": 256, "seed": 0}
-        assert call.input_hash == entailment_request(passage=PASSAGE, nugget=nugget).input_hash(
+        assert call.input_hash == entailment_v2(passage=PASSAGE, nugget=nugget).input_hash(
             model=SMALL_MODEL, decoding=config.decoding)
         assert call.prompt_tokens and call.completion_tokens
         assert call.finish_reason == "stop"

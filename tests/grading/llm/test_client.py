@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -12,10 +11,9 @@ import pytest
 
 from grading.llm import parsing
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
-from grading.llm.inputs import JudgeRequest, entailment_request
-from grading.llm.parsing import AnswerLabel, EntailmentLabel
-from grading.llm.prompts import ENTAILMENT_PROMPT_VERSION
-from grading.llm.subtasks import entailment_v2
+from grading.llm.inputs import JudgeRequest
+from grading.llm.parsing import VerdictLabel
+from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2
 from tests.grading.scripted_server import (
     ChatRequest,
     NoReply,
@@ -27,8 +25,8 @@ from tests.grading.scripted_server import (
 
 T = TypeVar("T")
 
-ENTAILED = '{"entailed": true, "reason": "The passage says so."}'
-NOT_ENTAILED = '{"entailed": false, "reason": "The passage is about something else."}'
+ENTAILED = "true"
+NOT_ENTAILED = "false"
 
 # The client timeout where a timeout is under test: the fake never answers a NoReply, so
 # that request always times out; every other reply has this long on loopback, which even
@@ -40,6 +38,9 @@ def config(fake: ScriptedServer, **overrides: Any) -> JudgeConfig:
     settings: dict[str, Any] = {
         "base_url": fake.base_url, "model": "fake-judge", "concurrency": 4, "timeout": 30.0,
         "max_retries": 3, "parse_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.05,
+        # One request per judgment: the scripted replies carry no logprobs, and resampling
+        # for a confidence is tested on its own (TestDoubtWithoutLogprobs).
+        "doubt_samples": 0,
     }
     settings.update(overrides)
     return JudgeConfig(**settings)
@@ -50,9 +51,9 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 async def judge_one(cfg: JudgeConfig, passage: str = "P", nugget: str = "N"
-                    ) -> JudgeCall[EntailmentLabel]:
+                    ) -> JudgeCall[VerdictLabel]:
     async with JudgeClient(cfg) as judge:
-        return await judge.judge_entailment(passage=passage, nugget=nugget)
+        return await judge.judge(entailment_v2(passage=passage, nugget=nugget))
 
 
 def test_it_records_a_judgment_with_its_provenance() -> None:
@@ -62,12 +63,12 @@ def test_it_records_a_judgment_with_its_provenance() -> None:
         call = run(judge_one(cfg, passage="Paris is in France.", nugget="Paris is French."))
         elapsed = time.monotonic() - started
 
-    assert call.label == EntailmentLabel(entailed=True, reason="The passage says so.")
+    assert call.label == VerdictLabel(verdict=True)
     assert call.needs_review is False
     assert call.error is None
     assert call.raw_output == ENTAILED
     assert call.kind == "entailment"
-    assert call.prompt_version == ENTAILMENT_PROMPT_VERSION
+    assert call.prompt_version == ENTAILMENT_V2
     assert call.model == "fake-judge"
     assert call.served_model == "fake-judge"
     assert call.decoding == {"temperature": 0.0, "max_tokens": 1024, "seed": 0}
@@ -76,7 +77,7 @@ def test_it_records_a_judgment_with_its_provenance() -> None:
     assert call.finish_reason == "stop"
     assert 0 < call.latency < elapsed  # the request's own time, within the whole call's
     assert call.attempts == 1
-    assert call.input_hash == entailment_request(
+    assert call.input_hash == entailment_v2(
         passage="Paris is in France.", nugget="Paris is French."
     ).input_hash(model="fake-judge", decoding=cfg.decoding)
 
@@ -91,7 +92,8 @@ def test_it_sends_the_schema_and_greedy_decoding_parameters() -> None:
     assert body["seed"] == 7
     assert body["max_tokens"] == 256
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"]["required"] == ["entailed", "reason"]
+    assert body["response_format"]["json_schema"]["name"] == "r2c2_entailed"
+    assert body["response_format"]["json_schema"]["schema"] == {"type": "boolean"}
     assert [message["role"] for message in body["messages"]] == ["system", "user"]
 
 
@@ -100,8 +102,7 @@ def test_it_retries_a_timeout_then_succeeds() -> None:
         call = run(judge_one(config(fake, timeout=GIVES_UP_AFTER)))
         requests = len(fake.requests)
 
-    assert call.label == EntailmentLabel(entailed=False,
-                                         reason="The passage is about something else.")
+    assert call.label == VerdictLabel(verdict=False)
     assert call.attempts == 2
     assert requests == 2
 
@@ -112,7 +113,7 @@ def test_it_retries_a_server_error_then_succeeds(status: int) -> None:
         call = run(judge_one(config(fake)))
         requests = len(fake.requests)
 
-    assert call.label is not None and call.label.entailed is True
+    assert call.label is not None and call.label.verdict is True
     assert call.attempts == 2
     assert requests == 2
 
@@ -167,7 +168,7 @@ def test_a_200_without_a_chat_completion_is_a_server_fault_and_retried() -> None
                      Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake)))
 
-    assert call.label is not None and call.label.entailed is True
+    assert call.label is not None and call.label.verdict is True
     assert call.needs_review is False
     assert call.attempts == 3
 
@@ -182,25 +183,25 @@ def test_a_server_that_never_sends_a_chat_completion_fails_transiently() -> None
 
 
 def test_a_reply_that_never_parses_is_flagged_for_review_with_its_raw_output() -> None:
-    with ScriptedServer([Reply("not json"), Reply('{"entailed": "maybe", "reason": "r"}')]) as fake:
+    with ScriptedServer([Reply("not json"), Reply('"maybe"')]) as fake:
         call = run(judge_one(config(fake, parse_attempts=2)))
         requests = len(fake.requests)
 
     assert call.needs_review is True
     assert call.label is None
-    assert call.raw_output == '{"entailed": "maybe", "reason": "r"}'
-    assert call.error == parsing.WRONG_TYPE.format(field="entailed", expected="a boolean",
+    assert call.raw_output == '"maybe"'
+    assert call.error == parsing.WRONG_TYPE.format(field="entailed", expected="true or false",
                                                    found='a string "maybe"')
     assert call.attempts == 2
     assert requests == 2
 
 
 def test_a_reply_that_parses_on_the_second_try_is_accepted() -> None:
-    with ScriptedServer([Reply('{"entailed": true'), Reply(ENTAILED)]) as fake:
+    with ScriptedServer([Reply('tru'), Reply(ENTAILED)]) as fake:
         call = run(judge_one(config(fake, parse_attempts=3)))
 
     assert call.needs_review is False
-    assert call.label is not None and call.label.entailed is True
+    assert call.label is not None and call.label.verdict is True
     assert call.attempts == 2
 
 
@@ -216,10 +217,10 @@ def test_requests_in_flight_never_exceed_the_concurrency() -> None:
     with ScriptedServer([Reply(ENTAILED)], hold_until=3) as fake:
         cfg = config(fake, concurrency=3)
 
-        async def judge_many() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
+        async def judge_many() -> list[JudgeCall[VerdictLabel] | JudgeError]:
             async with JudgeClient(cfg) as judge:
                 return await judge.judge_all(
-                    entailment_request(passage="P", nugget=f"N{i}") for i in range(12))
+                    entailment_v2(passage="P", nugget=f"N{i}") for i in range(12))
 
         outcomes = run(judge_many())
         most = fake.max_in_flight
@@ -235,17 +236,17 @@ def test_a_batch_keeps_request_order_and_isolates_a_failure() -> None:
             return Status(400)
         return Reply(ENTAILED if claim.startswith("yes") else NOT_ENTAILED)
 
-    requests = [entailment_request(passage="P", nugget=n) for n in ("yes-1", "bad", "no-1")]
+    requests = [entailment_v2(passage="P", nugget=n) for n in ("yes-1", "bad", "no-1")]
     with ScriptedServer(respond) as fake:
-        async def judge_batch() -> list[JudgeCall[EntailmentLabel] | JudgeError]:
+        async def judge_batch() -> list[JudgeCall[VerdictLabel] | JudgeError]:
             async with JudgeClient(config(fake)) as judge:
                 return await judge.judge_all(requests)
 
         first, second, third = run(judge_batch())
 
-    assert isinstance(first, JudgeCall) and first.label and first.label.entailed is True
+    assert isinstance(first, JudgeCall) and first.label and first.label.verdict is True
     assert isinstance(second, JudgeError) and second.permanent is True
-    assert isinstance(third, JudgeCall) and third.label and third.label.entailed is False
+    assert isinstance(third, JudgeCall) and third.label and third.label.verdict is False
 
 
 def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
@@ -256,10 +257,10 @@ def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
         # (no retry) and come out first, as an error.
         return Reply(ENTAILED, after="the rest came out" if claim == "N0" else None)
 
-    requests = [entailment_request(passage="P", nugget=f"N{i}") for i in range(4)]
+    requests = [entailment_v2(passage="P", nugget=f"N{i}") for i in range(4)]
     with ScriptedServer(respond) as fake:
-        async def collect() -> list[tuple[JudgeRequest[EntailmentLabel], object]]:
-            pairs: list[tuple[JudgeRequest[EntailmentLabel], object]] = []
+        async def collect() -> list[tuple[JudgeRequest[VerdictLabel], object]]:
+            pairs: list[tuple[JudgeRequest[VerdictLabel], object]] = []
             async with JudgeClient(config(fake, timeout=10.0, max_retries=0)) as judge:
                 async for pair in judge.judge_each(requests):
                     pairs.append(pair)
@@ -273,41 +274,6 @@ def test_judge_each_yields_every_request_with_its_outcome_as_it_ends() -> None:
     assert pairs[-1][0] is requests[0]
     assert {id(request) for request, _ in pairs} == {id(request) for request in requests}
     assert all(isinstance(outcome, JudgeCall) for _, outcome in pairs)
-
-
-def test_it_judges_an_answer_over_the_nuggets_shown() -> None:
-    reply = json.dumps({"reason": "Right actor.", "correct": True,
-                        "nugget_reasons": {"1": "cast", "3": "role"}, "relevant": [3, 1]})
-    with ScriptedServer([Reply(reply)]) as fake:
-        async def judge() -> JudgeCall[AnswerLabel]:
-            async with JudgeClient(config(fake)) as client:
-                return await client.judge_answer(
-                    question="Who?", answer="Anthony Mackie",
-                    nuggets={1: "Mackie starred in it.", 3: "Mackie plays Captain America."})
-
-        call = run(judge())
-        (body,) = fake.requests
-
-    assert call.label == AnswerLabel(correct=True, reason="Right actor.", relevant=(1, 3),
-                                     nugget_reasons={1: "cast", 3: "role"})
-    schema = body["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["relevant"]["items"]["enum"] == [1, 3]
-    assert "[1] Mackie starred in it.\n[3] Mackie plays Captain America." in (
-        body["messages"][1]["content"])
-
-
-def test_an_answer_reply_naming_a_nugget_not_shown_goes_to_review() -> None:
-    reply = json.dumps({"reason": "r", "correct": True, "nugget_reasons": {"1": "a"},
-                        "relevant": [4]})
-    with ScriptedServer([Reply(reply)]) as fake:
-        async def judge() -> JudgeCall[AnswerLabel]:
-            async with JudgeClient(config(fake)) as client:
-                return await client.judge_answer(question="Q", answer="A", nuggets={1: "n"})
-
-        call = run(judge())
-
-    assert call.needs_review is True
-    assert call.error == parsing.UNKNOWN_NUGGET.format(field="relevant", number=4, shown="1")
 
 
 class TestDoubtWithoutLogprobs:
@@ -324,7 +290,7 @@ class TestDoubtWithoutLogprobs:
                    Reply("true", prompt_tokens=100, completion_tokens=2),
                    Reply("false", prompt_tokens=100, completion_tokens=2)]
         with ScriptedServer(replies) as fake:
-            call = run(self.verdict(config(fake, seed=7)))
+            call = run(self.verdict(config(fake, seed=7, doubt_samples=2)))
             greedy, *samples = fake.requests
 
         assert call.label is not None and call.label.verdict is True
@@ -336,14 +302,14 @@ class TestDoubtWithoutLogprobs:
 
     def test_outvoted_the_greedy_verdict_keeps_an_even_chance(self) -> None:
         with ScriptedServer([Reply("true"), Reply("false"), Reply("false")]) as fake:
-            call = run(self.verdict(config(fake)))
+            call = run(self.verdict(config(fake, doubt_samples=2)))
 
         assert call.label is not None and call.label.verdict is True
         assert call.confidence == pytest.approx(0.5)
 
     def test_a_sample_that_does_not_parse_is_not_a_vote(self) -> None:
         with ScriptedServer([Reply("false"), Reply("maybe"), Reply("false")]) as fake:
-            call = run(self.verdict(config(fake)))
+            call = run(self.verdict(config(fake, doubt_samples=2)))
 
         assert call.label is not None and call.label.verdict is False
         assert call.confidence == pytest.approx(1.0)  # 2 of the 2 replies that parsed

@@ -16,11 +16,11 @@ from grading.llm.client import (
     JudgeConfig,
     JudgeError,
 )
-from grading.llm.inputs import entailment_request
 from grading.llm.progress import work_done
+from grading.llm.subtasks import entailment_v2
 from tests.grading.scripted_server import NoReply, Reply, ScriptedServer
 
-ENTAILED = '{"entailed": true, "reason": "The passage says so."}'
+ENTAILED = "true"
 #: The client's timeout here: a few rounds of it pass before the slow reply comes.
 TIMEOUT = 0.2
 SLOW = "slow"
@@ -46,11 +46,12 @@ class Counters:
 
 def judged(fake: ScriptedServer[Any], **overrides: Any) -> JudgeCall[Any]:
     config = JudgeConfig(**{"base_url": fake.base_url, "model": "fake-judge",
-                            "timeout": TIMEOUT, "max_retries": 0, **overrides})
+                            "timeout": TIMEOUT, "max_retries": 0, "doubt_samples": 0,
+                            **overrides})
 
     async def judge() -> JudgeCall[Any]:
         async with JudgeClient(config) as client:
-            return await client.judge(entailment_request(passage="P", nugget="N"))
+            return await client.judge(entailment_v2(passage="P", nugget="N"))
 
     return asyncio.run(judge())
 
@@ -61,7 +62,7 @@ def test_a_reply_slower_than_the_timeout_is_waited_for_while_the_server_works() 
         counters.server = fake
         call = judged(fake)
 
-    assert call.label is not None and call.label.entailed is True
+    assert call.label is not None and call.label.verdict is True
     assert call.attempts == 1  # one request, waited for over several timeouts
     assert counters.reads >= 3 and call.latency > 2 * TIMEOUT
 

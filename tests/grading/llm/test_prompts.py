@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
 
 import jsonschema  # type: ignore[import-untyped]  # drf-spectacular needs it; no hints
 import pytest
 
 from campaign.vocabulary import ANSWER_CHECKS, AnswerCheck
 from grading.llm import prompts
-from grading.llm.inputs import DecodingParams, answer_request, entailment_request, input_hash
-from grading.llm.parsing import AnswerLabel, EntailmentLabel
+from grading.llm.inputs import DecodingParams, input_hash
 from grading.llm.prompts import answer_messages, entailment_messages
 from grading.llm.schemas import answer_schema, entailment_response_format
+from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2
 
 NUGGETS = {2: "Anthony Mackie plays Captain America.", 1: "Mackie starred in the 2004 film."}
 
@@ -129,32 +128,26 @@ def test_the_entailment_schema_is_a_fresh_copy_every_time() -> None:
 
 
 def test_a_request_parses_the_replies_of_its_own_kind() -> None:
-    entailment = entailment_request(passage="P", nugget="N")
-    answer = answer_request(question="Q", answer="A", nuggets=NUGGETS)
+    entailment = entailment_v2(passage="P", nugget="N")
 
     assert entailment.kind == "entailment"
-    assert entailment.prompt_version == prompts.ENTAILMENT_PROMPT_VERSION
-    assert entailment.parse('{"entailed": false, "reason": "no"}') == EntailmentLabel(
-        entailed=False, reason="no")
-    assert answer.prompt_version == prompts.ANSWER_PROMPT_VERSION
-    assert answer.parse(json.dumps({
-        "reason": "r", "correct": True, "nugget_reasons": {"1": "a", "2": "b"},
-        "relevant": [1]})) == AnswerLabel(True, "r", (1,), {1: "a", 2: "b"})
+    assert entailment.prompt_version == ENTAILMENT_V2
+    assert entailment.parse("false").verdict is False
 
 
 def test_the_input_hash_is_stable_and_changes_with_every_part_of_the_input() -> None:
-    request = entailment_request(passage="P", nugget="N")
+    request = entailment_v2(passage="P", nugget="N")
     decoding = DecodingParams()
     key = request.input_hash(model="m", decoding=decoding)
 
-    assert key == entailment_request(passage="P", nugget="N").input_hash(
+    assert key == entailment_v2(passage="P", nugget="N").input_hash(
         model="m", decoding=DecodingParams(temperature=0, max_tokens=1024, seed=0))
     assert len(key) == 64
     others = {
-        entailment_request(passage="P2", nugget="N").input_hash(model="m", decoding=decoding),
+        entailment_v2(passage="P2", nugget="N").input_hash(model="m", decoding=decoding),
         request.input_hash(model="m2", decoding=decoding),
         request.input_hash(model="m", decoding=DecodingParams(seed=1)),
-        input_hash(prompt_version="entailment-v2", model="m", messages=request.messages,
+        input_hash(prompt_version="entailment-v3", model="m", messages=request.messages,
                    decoding=decoding, response_format=request.response_format),
     }
     assert key not in others

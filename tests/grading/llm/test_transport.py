@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from grading.llm.client import JudgeClient, JudgeConfig, JudgeError
-from grading.llm.inputs import entailment_request
+from grading.llm.subtasks import entailment_v2
 from grading.llm.transport import (
     TRANSPORTS,
     UNKNOWN_TRANSPORT,
@@ -20,7 +20,7 @@ from grading.llm.transport import (
 )
 from tests.grading.scripted_server import NoReply, Reply, ScriptedServer, Status
 
-ENTAILED = '{"entailed": true, "reason": "The passage says so."}'
+ENTAILED = "true"
 
 #: The client timeout where a timeout is under test (see tests/grading/llm/test_client.py).
 GIVES_UP_AFTER = 1.0
@@ -120,15 +120,15 @@ def test_the_client_retries_alike_on_either_transport(transport: str, steps: lis
     with ScriptedServer(steps) as fake:
         config = JudgeConfig(base_url=fake.base_url, model="fake-judge", concurrency=2,
                              timeout=GIVES_UP_AFTER, backoff_initial=0.01, backoff_max=0.05,
-                             transport=transport)
+                             transport=transport, doubt_samples=0)
 
         async def judge() -> Any:
             async with JudgeClient(config) as client:
-                return await client.judge(entailment_request(passage="P", nugget="N"))
+                return await client.judge(entailment_v2(passage="P", nugget="N"))
 
         call = asyncio.run(judge())
 
-    assert call.label is not None and call.label.entailed is True
+    assert call.label is not None and call.label.verdict is True
     assert call.attempts == attempts
 
 
@@ -137,11 +137,12 @@ def test_a_refusal_is_permanent_and_quotes_the_server_on_either_transport(
     transport: str,
 ) -> None:
     with ScriptedServer([Status(401, "Incorrect API key provided.")]) as fake:
-        config = JudgeConfig(base_url=fake.base_url, model="fake-judge", transport=transport)
+        config = JudgeConfig(base_url=fake.base_url, model="fake-judge", transport=transport,
+                             doubt_samples=0)
 
         async def judge() -> Any:
             async with JudgeClient(config) as client:
-                return await client.judge(entailment_request(passage="P", nugget="N"))
+                return await client.judge(entailment_v2(passage="P", nugget="N"))
 
         with pytest.raises(JudgeError) as refused:
             asyncio.run(judge())
