@@ -1,19 +1,6 @@
-"""The Django admin, for superusers and for each campaign's organisers.
-
-A superuser sees and edits everything, by Django's own permissions. Anyone else sees
-only the campaigns they organise (an organiser Membership; the admin also needs the
-account's staff status, which `load_campaign` gives the organisers a file names), and
-what belongs to them: the organiser role is the permission, so there is no group to
-keep in step with the campaign files, and a staff account without an organiser role
-sees nothing. What an organiser may do is per model
-(`organiser_may`): view everything of their campaigns; edit the campaign, its tracks,
-questions and gold answers (settings the campaign file does not hold, such as
-`teams_see_own_scores`, are only edited here); add tracks and questions; delete a
-question or a gold answer (a question a reload keeps after the file dropped it goes
-here). Teams and memberships follow the campaign file, the corpus is loaded from it and
-the test bank changes through the API and the organiser pages, which audit each edit:
-all three are read-only here.
-"""
+"""The Django admin: superusers see everything; an organiser (staff, which `load_campaign`
+gives) sees and edits only their own campaigns, per model as `organiser_may` says, the role
+itself being the permission (docs/access.md, "The Django admin")."""
 
 from __future__ import annotations
 
@@ -91,13 +78,9 @@ def _own_campaigns_only(request: HttpRequest, formfield: Any) -> Any:
 
 
 class OrganiserPermissions(BaseModelAdmin[_M]):
-    """The permissions of a model admin or an inline, scoped to the organisers.
-
-    A superuser has Django's own permissions; anyone else may take an action in
-    `organiser_may` on a row of a campaign they organise. `campaign_id_of` says which
-    campaign: the row's own in a model admin, the parent row's in an inline (an inline's
-    permissions are asked about the row it is shown in).
-    """
+    """A model admin's or inline's permissions scoped to the organisers: Django's own for a
+    superuser, else the actions in `organiser_may` on rows of a campaign they organise
+    (`campaign_id_of`: the row's own, or an inline's parent row's)."""
 
     organiser_may: ClassVar[frozenset[str]] = frozenset({VIEW})
 

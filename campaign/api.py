@@ -1,8 +1,5 @@
-"""REST API v1 for campaigns and questions (docs/api.md). Thin views.
-
-The test-bank API is grading's (grading/rubric/api.py): a
-change to the bank queues the grading of the items it changed.
-"""
+"""REST API v1 for campaigns and questions (docs/api.md); thin views. The test-bank API is
+grading's (grading/rubric/api.py), since a bank change queues grading."""
 
 from __future__ import annotations
 
@@ -95,12 +92,8 @@ def campaign_named(request: Request, slug: str) -> Campaign:
 
 
 def organiser_campaign(request: Request, slug: str) -> Campaign:
-    """The campaign `slug`, for its organisers only.
-
-    To everyone else (docs/access.md): a read answers the 404 of a missing campaign,
-    since what the organisers' endpoints show is not for them to see; a write answers 403,
-    since the campaign itself is public (campaign_list) but not theirs to change.
-    """
+    """The campaign `slug`, for its organisers only: to anyone else a read is the 404 of a
+    missing campaign, a write a 403, as the campaign itself is public (docs/access.md)."""
     campaign = Campaign.objects.filter(slug=slug).first()
     if campaign is None:
         raise exceptions.NotFound(CAMPAIGN_NOT_FOUND)
@@ -176,10 +169,8 @@ QUESTION_EXAMPLES = [
 
 
 class QuestionListView(APIView):
-    """Questions: organisers always; participants after topics_release; the public
-    after results_release. Gold answers go to organisers only. Before their time the
-    questions answer 404, as what one may not see does; the detail
-    says when, which the campaign's public timeline says anyway."""
+    """Questions, with gold answers for organisers only; before they are released to the
+    caller, a 404 whose detail says when (docs/access.md, "What each role sees")."""
 
     permission_classes = [permissions.AllowAny]
 

@@ -1,18 +1,6 @@
-"""Writes for a RUBRIC campaign's corpus: streaming the `corpus:` file into the database.
-
-docs/formats.md: docid -> passage text, JSONL. A corpus may hold a million
-passages, so it is read once, as a stream (`iter_corpus`), and stored `CORPUS_BATCH`
-passages at a time with `bulk_create`; what is in memory is one batch, the stored texts
-of that batch's docids, and the docids seen (which the format keeps to find a docid
-given twice). Problems are collected over the whole file; the caller (`campaign_load`)
-runs in one transaction and raises when any was found, so nothing is stored half-way.
-
-A reload adds the passages that are new and keeps the ones that are gone (runs may cite
-them; reported). A docid whose text differs from the stored one is refused, not
-updated: ranking runs were checked against the corpus and graded on its texts, and a
-passage that silently changed under them would make their grades describe a text that
-no longer exists. A corrected corpus is a new campaign (or a deliberate admin action).
-"""
+"""Streaming a RUBRIC campaign's `corpus:` file into the database, a batch at a time, in
+the load's one transaction; a reload adds new passages and refuses a changed text
+(docs/formats.md, "Corpus")."""
 
 from __future__ import annotations
 
@@ -57,13 +45,9 @@ class DataFileLoad:
 def corpus_load(
     *, campaign: Campaign, path: Path, batch_size: int | None = None
 ) -> DataFileLoad:
-    """Stream the corpus file `path` into `campaign`'s passages, in batches
-    (`batch_size`, default CORPUS_BATCH).
-
-    Must run inside a transaction that the caller rolls back when `problems` is not
-    empty: batches are stored as they come, before the end of the file tells whether it
-    is all good. Once a problem is found nothing more is stored (the rest is only read).
-    """
+    """Stream the corpus file `path` into `campaign`'s passages, `batch_size` at a time; the
+    caller's transaction must roll back when `problems` is not empty, as batches are stored
+    before the end of the file is read. After a problem nothing more is stored."""
     problems: list[Problem] = []
     new = in_file = 0
     with path.open("rb") as binary:
@@ -110,12 +94,8 @@ def _new_passages(
 def _numbered(
     passages: Iterable[PassageLine], problems: list[Problem]
 ) -> Iterator[tuple[int, PassageLine]]:
-    """Each passage with its line in the file.
-
-    `iter_corpus` yields a passage for each good line and appends a problem naming every
-    other line before it reads on (submissions/formats/jsonl.py), so a passage's line is
-    the next one that no problem names.
-    """
+    """Each passage with its line in the file: `iter_corpus` reports a bad line before it reads
+    on, so a passage's line is the next one no problem names."""
     line = 0
     looked_at = 0
     bad_lines: set[int] = set()

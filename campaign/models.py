@@ -282,11 +282,8 @@ class Membership(models.Model):
 
 
 class CorpusPassage(models.Model):
-    """A passage of a RUBRIC campaign's corpus: the text that ranking runs name by docid.
-
-    Loaded from the `corpus:` file (campaign/corpus.py); a docid keeps its text once
-    loaded, since runs and grades cite it.
-    """
+    """A passage of a RUBRIC campaign's corpus, the text that ranking runs name by docid; a
+    docid keeps its text once loaded, since runs and grades cite it."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="corpus")
     docid = models.CharField(max_length=200)
@@ -322,17 +319,9 @@ class TestBankItemQuerySet(models.QuerySet["TestBankItem"]):
 
 
 class TestBankItem(models.Model):
-    """An exam question or nugget of one query's test bank (secret: organisers only).
-
-    `item_id` is the item's identity (the workbench's ``question_id``/``nugget_id``,
-    by default ``qid/md5(text)`` of its first text) and stays when the text is edited.
-    `text_hash` is what the item *says*: sha256 of `text`, changed by every edit of the
-    text. Grading keys rubric judgments on it (with the passage), so an edited item is
-    a new input whose earlier grades are stale, never silently reused; an edit back to
-    an earlier text meets its earlier grades again, which are right for that text.
-    `answers` (the EXAM++ answer key of a question; empty: none) is not in the hash: it
-    does not change the self-rating, only the answer check, whose input holds it.
-    """
+    """An exam question or nugget of a query's test bank (secret). `item_id` stays through
+    edits; `text_hash` changes with the text, so grades of an old text are never reused;
+    `answers` (a question's answer key) is not hashed (docs/rubric.md, "The test bank")."""
 
     __test__ = False  # a model, not a pytest class
 

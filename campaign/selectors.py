@@ -61,11 +61,8 @@ def campaign_role(*, campaign: Campaign, user: AbstractBaseUser | AnonymousUser)
 def questions_refusal(
     *, campaign: Campaign, role: str | None, now: datetime
 ) -> str | None:
-    """Why this role may not see the questions now, or None if it may.
-
-    Organisers always may; participants from topics_release; the public (outsiders,
-    anonymous visitors) once results are released, as the test collection then is.
-    """
+    """Why this role may not see the questions now, or None: organisers always may,
+    participants from topics_release, the public from results_release."""
     if role == Role.ORGANISER:
         return None
     if role == Role.PARTICIPANT:
@@ -119,10 +116,8 @@ def phase_applies(key: str, tracks: Sequence[Track]) -> bool:
 
 
 def campaign_timeline(*, campaign: Campaign, now: datetime) -> list[TimelineEntry]:
-    """The campaign's phases in time order, and the own deadline of each ranking/response
-    track. pr_due and ac_due are left out only where they mean
-    nothing: a campaign with ranking/response tracks and no track of their kind (an R2C2
-    campaign shows both, even before its tracks are set up)."""
+    """The campaign's phases in time order, with each ranking/response track's deadline;
+    pr_due and ac_due are left out where no track of their kind gives them meaning."""
     zone = zoneinfo.ZoneInfo(campaign.timezone)
     tracks = list(campaign.tracks.all())
     moments: list[tuple[str, str, datetime | None]] = [
@@ -174,10 +169,8 @@ CORPUS_LOOKUP_BATCH = 900
 
 
 def corpus_missing(*, campaign: Campaign, docids: Iterable[str]) -> set[str]:
-    """The docids of `docids` that are not in the campaign's corpus, one query per batch.
-
-    The TREC run parser takes it as its `missing_docids` (with the campaign bound).
-    """
+    """The docids of `docids` that are not in the campaign's corpus, one query per batch: the
+    TREC run parser's `missing_docids`."""
     wanted = list(dict.fromkeys(docids))
     missing: set[str] = set()
     for start in range(0, len(wanted), CORPUS_LOOKUP_BATCH):

@@ -1,9 +1,5 @@
-"""Writes for campaigns: loading a campaign description into the database.
-
-The corpus and the test bank of a RUBRIC campaign have services of their own
-(campaign/corpus.py, campaign/testbank.py); `campaign_load` calls them in its one
-transaction.
-"""
+"""Writes for campaigns: loading a campaign description into the database, the corpus and
+test bank included, in one transaction (docs/campaign-file.md)."""
 
 from __future__ import annotations
 
@@ -44,14 +40,9 @@ class LoadReport:
 
 @transaction.atomic
 def campaign_load(*, spec: CampaignSpec) -> LoadReport:
-    """Create or update a campaign from its description (docs/campaign-file.md).
-
-    Idempotent: loading the same spec twice leaves the database as after once.
-    Never deletes runs, judgments, questions, tracks or teams: what the file no
-    longer names is kept and reported. Memberships follow the file exactly, since
-    the file is where organisers decide who may act in the campaign; its organisers
-    get the staff status the Django admin asks for (nobody loses it here).
-    """
+    """Create or update a campaign from its description, idempotently: runs, judgments,
+    questions, tracks and teams are never deleted; memberships and gold answers follow the file
+    exactly (docs/campaign-file.md)."""
     campaign = Campaign.objects.filter(slug=spec.slug).first()
     created = campaign is None
     if campaign is None:
@@ -91,14 +82,8 @@ def campaign_load(*, spec: CampaignSpec) -> LoadReport:
 
 
 def _phases(spec: CampaignSpec) -> dict[str, datetime | None]:
-    """The campaign's phases; a campaign of ranking/response tracks only gets pr_due and
-    ac_due, when its file has none, from its latest track deadline.
-
-    The columns stay required because the R2C2 code compares them with the clock (PR
-    runs are shared after pr_due); with no PR or AC track the values decide nothing, and
-    the latest deadline keeps them in order between topics and results. Pages and the
-    API leave them out for such a campaign (campaign.selectors.campaign_timeline).
-    """
+    """The campaign's phases; a campaign of ranking/response tracks only gets pr_due and ac_due,
+    if its file has none, from its latest track deadline, keeping the required columns in order."""
     phases = dict(spec.phases)
     dues = [track.due for track in spec.tracks if track.due is not None]
     if not spec.has_r2c2_tracks and dues:
@@ -208,13 +193,8 @@ def _load_people(campaign: Campaign, spec: CampaignSpec, report: LoadReport) -> 
 
 
 def _let_into_admin(user: User) -> None:
-    """Give an organiser the staff status the Django admin asks of everyone signing in.
-
-    The admin (campaign/admin.py) then scopes them to the campaigns they organise: the
-    organiser role is the permission, so there is no group to add them to. Never taken
-    away here, by a reload that drops them or by a participant's membership: staff
-    status may have other reasons, and alone it opens nothing.
-    """
+    """Give an organiser the staff status the Django admin asks for; never taken away here, as
+    staff status may have other reasons and alone opens nothing (docs/access.md)."""
     if not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])

@@ -1,15 +1,6 @@
-"""Writes for a RUBRIC campaign's test bank (docs/rubric.md): load, add, edit, retire.
-
-Every change is audited (`TestBankEdit`: who, when, the note, what the item said
-before), and nothing is ever deleted: a retired item stays, with its history, so the
-grades it was given can still be explained. The test bank is secret; these services do
-not check who asks (the API and pages let organisers only).
-
-Reloading the campaign file treats the bank like the questions: the file wins, but
-audited (an item whose text the file changes gets an `edit` with the file's name as its
-note, so an organiser's web edit it overwrote is still in the history). Items the file
-no longer names are kept; a retired item stays retired even if the file names it.
-"""
+"""Writes for a RUBRIC campaign's test bank (add, edit, retire, load from the campaign file),
+each audited and none deleting anything (docs/rubric.md, "The test bank"). The callers
+check that only organisers ask."""
 
 from __future__ import annotations
 
@@ -131,10 +122,8 @@ def testbank_add(
 def testbank_edit(
     *, item: TestBankItem, user: User | None, change: ItemChange, note: str
 ) -> TestBankItem:
-    """Change an item's text, answers or status (draft/active), audited with `note`.
-
-    A new text gets a new `text_hash`, so grades given to the old text are stale.
-    """
+    """Change an item's text, answers or status (draft/active), audited with `note`; a new text
+    gets a new `text_hash`, so the old text's grades are stale."""
     _check_note(note, required=True)
     if item.status == BankItemStatus.RETIRED:
         raise TestBankRefused("status", RETIRED.format(item_id=item.item_id))
@@ -175,11 +164,8 @@ def testbank_retire(*, item: TestBankItem, user: User | None,
 def testbank_load(
     *, campaign: Campaign, banks: Sequence[QueryBank], source: Path
 ) -> DataFileLoad:
-    """Store the test bank read from `source` (already checked, so line = index + 1).
-
-    Runs inside `campaign_load`'s transaction, which is rolled back when `problems`
-    is not empty.
-    """
+    """Store the test bank read from `source` (already checked, so line = index + 1), inside
+    `campaign_load`'s transaction, which rolls back when `problems` is not empty."""
     load = DataFileLoad()
     questions = {q.qid: q for q in campaign.questions.all()}
     stored = {item.item_id: item for item in

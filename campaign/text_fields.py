@@ -1,24 +1,6 @@
-"""Free text that users send through the API and the pages, held to one rule everywhere.
-
-docs/formats.md (Limits): NUL and other control characters are refused (a text may hold tab
-and line breaks, a name or an id none), and a text is at most its cap: `MAX_ANSWER_CHARS`
-for an answer, a nugget or a test-bank item, `MAX_NOTE_CHARS` for a run description, an
-edit note or a reason (config/settings.py). The run files follow the same rule, line by
-line, in their parsers (submissions/formats); the control characters are found by the
-same code (`submissions.formats.control_characters`), so a value means the same wherever
-it comes from.
-
-`CleanTextField` is the serializer field of the API, `CleanTextFormField` the form field
-of the pages. Either refuses a bad value with a message naming what was found where (a
-400 naming the field, or an error beside it on the page) before anything reaches the
-database: PostgreSQL cannot store NUL at all, so a NUL that got through was a 500. They
-live in the app every other app builds on, so that all of them (campaign's own test-bank
-serializers too) may use them within the import contracts (pyproject.toml).
-
-The cap is read from the settings whenever a value is checked (a setting overridden in
-a test holds), and for the OpenAPI document (``maxLength``) and the page's
-``maxlength``.
-"""
+"""Free text sent through the API (`CleanTextField`) and the pages (`CleanTextFormField`),
+held to the rule of the run files: no control characters, at most its cap, read from the
+settings at each check (docs/formats.md, "Limits")."""
 
 from __future__ import annotations
 
@@ -39,11 +21,8 @@ NOTE = "MAX_NOTE_CHARS"
 
 
 def text_problem(value: str, *, what: str, line_breaks: bool, cap: str | None) -> str | None:
-    """What is wrong with the free-text `value` of the field `what`, or None.
-
-    `line_breaks`: whether it may hold line breaks and tabs (a text may, a name may
-    not). `cap`: the setting that holds its most characters (None: no cap here).
-    """
+    """What is wrong with the free text `value` of field `what`, or None; `line_breaks` lets
+    it hold line breaks and tabs, `cap` names the setting of its most characters."""
     if cap is not None:
         most: int = getattr(settings, cap)
         if len(value) > most:
@@ -53,11 +32,8 @@ def text_problem(value: str, *, what: str, line_breaks: bool, cap: str | None) -
 
 
 class CleanTextField(serializers.CharField):
-    """A `CharField` that refuses control characters and, with `cap`, overlong text.
-
-    Checked on the value as sent, before white space is trimmed: nothing is dropped
-    silently, and DRF's own "null characters" message never comes first.
-    """
+    """A `CharField` that refuses control characters and, with `cap`, overlong text, checked on
+    the value as sent, before white space is trimmed."""
 
     def __init__(self, *, cap: str | None = None, line_breaks: bool = True, **kwargs: Any):
         super().__init__(**kwargs)

@@ -7,10 +7,8 @@ from enum import StrEnum
 
 
 class AnswerCheck(StrEnum):
-    """What the judge checks an answer against (per AC track, its `answer_check`).
-
-    A `StrEnum`, so the plain strings stored in `Track.answer_check` compare equal to it.
-    """
+    """What the judge checks an AC track's answers against (`answer_check`); a `StrEnum`, so it
+    equals the plain strings stored in `Track.answer_check`."""
 
     NUGGETS = "nuggets"  # the task's own question: correct given the nuggets
     GOLD = "gold"  # against the track's secret gold answer key

@@ -22,12 +22,9 @@ from infrastructure.throttles import (
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
-    """The API token of a user name and password (the same token on every call).
-
-    Failed attempts are counted per user name and per client address; past the rate
-    (settings THROTTLE_SIGN_IN_*) every attempt gets a 429, the right password too,
-    until Retry-After has passed.
-    """
+    """The API token of a user name and password; past the failed-sign-in rates, every
+    attempt is a 429 until Retry-After, the right password too (docs/deployment.md,
+    "Throttles and the cache")."""
 
     # DRF checks the throttles before the view runs: a throttled guess never reaches the
     # password hasher. Only failures are counted (infrastructure.throttles).

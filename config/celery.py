@@ -1,19 +1,5 @@
-"""The Celery app. Tasks live in each app's `tasks.py` and are autodiscovered.
-
-Settings come from Django settings with the `CELERY_` prefix (config/settings.py),
-so the embedded filesystem broker and production Redis/RabbitMQ are one switch:
-`CELERY_BROKER_URL`.
-
-Queues (CELERY_TASK_ROUTES): `grading` for everything that calls the judge, `scoring`
-for the leaderboards, the default `celery` for the health check's ping and the reaper.
-
-One beat schedule (CELERY_BEAT_SCHEDULE): `celery beat` sends the reaper
-(grading.tasks.reap_stalled_grading) every GRADING_REAP_EVERY seconds, which re-queues
-grading whose worker went silent and fails it with the reason after GRADING_MAX_REQUEUES
-(grading/work/reaper.py). Run one beat per deployment (two would only reap twice: harmless,
-the reaper's writes are conditional). Each worker records its own heartbeat in the
-database from its main process (grading.work.workers), which the organisers' stall list shows.
-"""
+"""The Celery app: settings from Django's with the ``CELERY_`` prefix, tasks autodiscovered,
+the queues, beat's reaper and the workers' heartbeats (docs/deployment.md, "The task queue")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""gunicorn's own refusals as the API's JSON errors.
-
-A request gunicorn cannot parse (a control character in a header, a header line over
-8190 bytes, a request line over 4094, a bad method or HTTP version) never reaches Django:
-gunicorn answers it itself with a small HTML page (`gunicorn.util.write_error`), even
-under /api/, where every answer is JSON `{"detail", "errors"}` (README, Production).
-It may not know the path (the request line itself may be what failed), so it answers
-JSON whatever the path: no browser sends such a request.
-
-gunicorn has no setting for that page; its worker calls the module function, so
-`install` (from deploy/gunicorn.conf.py, in the master before the workers fork) puts
-this writer in its place. Pure: no Django import, gunicorn loads it before the app.
-"""
+"""gunicorn's own refusals of requests it cannot parse, answered in the API's JSON error
+shape whatever the path; `install` replaces gunicorn's HTML writer from
+deploy/gunicorn.conf.py. No Django import: gunicorn loads it before the app."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""`/healthz`: is the service able to work?
-
-Anyone gets the cheap liveness answer: the database answers a `SELECT 1`. Nothing is
-written, nothing waits on another server, and a failure is named without its exception
-text (that goes to the log), so the public learns nothing about the setup and cannot
-make the site do work by asking.
-
-The deep checks (the broker, a write and a delete in the file storage, and with
-`?worker=1` a ping through the queue to a worker) are for those who run the service: a
-monitor sending the HEALTH_TOKEN setting in the `X-Health-Token` header, or a signed-in
-organiser or staff member. They see each check's detail and timing.
-
-200 when every check made passes; 503 naming those that do not.
-"""
+"""`/healthz`: a cheap public database check for anyone, the deep checks (broker, storage,
+a worker with ``?worker=1``) for the health token, organisers and staff; 200 when all pass,
+503 naming those that fail (docs/deployment.md, "Health checks")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The OpenAPI document's view (/api/schema/), built by one thread at a time.
-
-drf-spectacular imports the targets of its extensions lazily, on the first document it
-builds, and not thread-safely: one thread sets an extension's target to None (its package
-is not installed) while another is still reading it as a dotted path. Two first requests
-at once in one gunicorn process (four threads) made a 500. A lock per process puts them
-one after the other; building the document takes a moment, and it is rarely asked for.
-"""
+"""The OpenAPI document's view (/api/schema/), built by one thread at a time per process:
+drf-spectacular's lazy imports are not thread-safe, and two first requests at once made a 500."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Settings for the evaluation service.
-
-Every knob comes from an environment variable (see `deploy/.env.example`). The
-defaults give the embedded single-machine setup: SQLite under `var/`, Celery on the
-kombu filesystem transport under `var/`, files in `var/media/`. Production switches
-on PostgreSQL (`DATABASE_URL`), Redis/RabbitMQ (`CELERY_BROKER_URL`) and S3/MinIO
-(`AWS_STORAGE_BUCKET_NAME`).
-"""
+"""Settings of the evaluation service, every knob an environment variable
+(`deploy/.env.example`). The defaults are the embedded single-machine setup; production
+switches each part with one variable (docs/deployment.md, "Settings")."""
 
 from __future__ import annotations
 
@@ -223,9 +218,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 *
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 # --- throttles and their cache --------------------------------------------
-# Failed sign-ins (API token and web form) per user name and per client address, and run
-# uploads per team (infrastructure/throttles.py). A rate is N/second, N/minute, N/hour or N/day;
-# "off" turns a throttle off. Failures only count towards the sign-in rates.
+# Failed sign-ins (API token and web form) per user name and per client address
+# (infrastructure/throttles.py), and run uploads per team (submissions/throttles.py). A rate
+# is N/second, N/minute, N/hour or N/day; "off" turns a throttle off. Failures only count
+# towards the sign-in rates.
 _RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
 
 

@@ -1,9 +1,6 @@
-"""The results archive from the pages: organisers download the full
-archive (scoring/archive.py); a participant downloads the public part for their team.
-
-Both are written while the request waits, into a spooled temporary file (memory for a
-small archive, disk for a large one) that the response streams and closes.
-"""
+"""The results archive from the pages (scoring/archive.py): the full one for organisers, a
+team's public part for its members, written while the request waits into a spooled
+temporary file (memory when small, disk when large) that the response streams."""
 
 from __future__ import annotations
 

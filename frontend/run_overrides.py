@@ -1,9 +1,6 @@
-"""Organiser pages for run overrides and run quotas; thin views.
-
-Organisers only: to anyone else the pages answer as if they did not exist (404), as the
-dashboard does. The team reads the audit lines on its run and team pages (frontend.views).
-Every change is a POST with a CSRF token and a reason.
-"""
+"""Organiser pages for run overrides and quotas; thin views, 404 to anyone else, as the
+dashboard answers. Every change is a POST with a CSRF token and a reason; the team reads
+the audit lines on its run and team pages (frontend.views)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The sign-in page: Django's LoginView, with failed sign-ins throttled.
-
-The same throttles, rates and counts as the API's token endpoint (infrastructure.throttles): a
-guesser gains nothing by moving from one to the other.
-"""
+"""The sign-in page: Django's LoginView, failed sign-ins throttled with the API token
+endpoint's throttles, rates and counts (infrastructure.throttles), so that a guesser gains
+nothing by moving from one to the other."""
 
 from __future__ import annotations
 

@@ -159,12 +159,8 @@ def _organisers_judgment(request: Request, judgment_id: int) -> Judgment:
 
 
 class JudgmentEditBodyExtension(OpenApiSerializerExtension):
-    """The PATCH body of a judgment as the view reads it: whole, so `note` is required.
-
-    drf-spectacular takes every PATCH body for a partial update (as DRF's UpdateModelMixin
-    makes one) and marks nothing required; JudgmentDetailView validates the body whole,
-    and so does the test bank's PATCH (TestBankItemBodyExtension).
-    """
+    """The PATCH body of a judgment as the view reads it: whole, so `note` is required
+    (drf-spectacular takes every PATCH body for a partial update and marks nothing required)."""
 
     target_class: Any = JudgmentEditSerializer
 

@@ -1,23 +1,5 @@
-"""The seam between the grading pipeline and an LLM judge.
-
-The pipeline hands `JudgeInput`s to a `Judge` and gets one `JudgeOutcome` (or the
-`JudgeError` of a call that failed outright) back per input, in order. `OpenAIJudge` is
-the real one: the OpenAI chat protocol (grading/llm/client.py) to vLLM or the embedded
-llama.cpp server. Tests use it too, against a scripted server on loopback.
-
-An input is judged as the task design prescribes, divided into simple subtasks
-(grading/llm/subtasks.py): an entailment input is decided by the names-and-numbers
-rule where the passage lacks one of the nugget's (grading/r2c2/entailment_rule.py), else by
-one yes/no call; an answer input is a correctness decision (the gold answer key's rule
-where it is clear, else one call, and one more from the nuggets under `answer_check:
-nuggets|both`) and, for a correct answer only, one relevance call per entailed nugget.
-Each step's decision, who made it (a rule or a call), the judge's probability for it and
-its cost are kept in `steps`.
-
-A rubric input (RUBRIC campaigns, docs/rubric.md) is one self-rating call, then,
-where the campaign checks answers against a key, the EXAM++ check of the extracted
-answer: `key` by the edit-distance rule (no call), `llm` by one more call.
-"""
+"""The seam between the grading pipeline and an LLM judge: inputs in, one judgment each out,
+decided step by step by rules and yes/no calls (docs/judging.md, "How an input is judged")."""
 
 from __future__ import annotations
 
@@ -100,12 +82,8 @@ class AnswerInput:
 
 @dataclass(frozen=True)
 class RubricInput:
-    """How well does the passage answer (or state) one test-bank item, on 0..5?
-
-    `item_text_hash` is the item's `TestBankItem.text_hash`; `answers` (the item's
-    answer key) matter only under `answer_check` key or llm and are left out otherwise,
-    so a campaign without answer checks re-grades nothing when a key changes.
-    """
+    """How well does the passage answer (or state) one test-bank item, on 0..5? `answers` count
+    only under a key or llm check: without one, a changed key re-grades nothing."""
 
     passage: str
     item: str
@@ -166,11 +144,8 @@ class JudgeIdentity:
     decoding: DecodingParams
 
     def input_hash(self, item: JudgeInput) -> str:
-        """sha256 of everything that determines the judgment of `item` by this judge.
-
-        The subtasks' wordings (their versions) and thresholds are in it, so a reworded
-        or re-thresholded subtask never reuses a judgment made under the old ones.
-        """
+        """sha256 of everything that determines the judgment of `item` by this judge, the subtasks'
+        wordings and thresholds included (docs/judging.md, "Prompts and versions")."""
         payload = {
             "prompt_version": item.prompt_version,
             "model": self.model, "decoding": self.decoding.as_dict(),
@@ -221,24 +196,15 @@ class Judge(Protocol):
         self, inputs: Sequence[JudgeInput], *, on_judged: Callable[[], None] | None = None,
         explain_below: float = 0.0,
     ) -> list[JudgeOutcome | JudgeError]:
-        """Judge every input, concurrently as the judge allows.
-
-        Where a call failed outright its `JudgeError` stands in place of the outcome (it
-        says why and whether trying again later can help), so one failure loses none of
-        the others' work. `on_judged` is called as each input's judgment ends (how
-        `grade` shows progress). A step decided with a probability under `explain_below`
-        gets a written reason.
-        """
+        """Judge every input, concurrently as the judge allows; a call that failed outright
+        leaves its `JudgeError` in place, so one failure loses none of the others' work. `on_judged`
+        hears each judgment end; a step under `explain_below` gets a written reason."""
         ...
 
 
 class JudgeUnavailable(Exception):
     """Some judge calls of a run failed outright; the message says why (the first error).
-
-    `permanent`: the server refused (a 4xx such as a bad API key or an unknown model), so
-    grading the run again cannot help until someone changes the setup; otherwise (server
-    down, timeouts, 5xx) grading it again later may succeed.
-    """
+    `permanent`: the server refused (a 4xx); grading again cannot help until the setup changes."""
 
     def __init__(self, message: str, *, permanent: bool = False) -> None:
         super().__init__(message)
@@ -268,13 +234,8 @@ class _Steps:
                   "verdict": verdict.correct, "confidence": 1.0, "matched": verdict.matched})
 
     def call(self, step: str, call: JudgeCall[Any], **extra: Any) -> bool | None:
-        """Record a call; its verdict, or None when its reply never parsed.
-
-        Where the judge's probability is known, the verdict is "true" only when its
-        probability of "true" reaches the subtask's `true_above` (subtasks.py): the
-        log-odds are shifted by that threshold's, and the confidence is the shifted
-        probability of the verdict given. `p_true` keeps the judge's own figure.
-        """
+        """Record a call; its verdict, or None when its reply never parsed. A logprob probability is
+        first shifted to the subtask's `true_above` (docs/judging.md, "How an input is judged")."""
         verdict = call.label.verdict if isinstance(call.label, VerdictLabel) else None
         confidence, p_true = call.confidence, None
         # The thresholds were measured on token probabilities: a share of agreeing
@@ -332,12 +293,9 @@ class _Steps:
 
 
 def shared_prefixes(inputs: Sequence[JudgeInput]) -> list[list[int]]:
-    """The inputs' positions in groups whose prompts start alike: entailment inputs
-    citing one passage, rubric inputs rating one passage. A group is judged one input
-    after another, the groups side by side: a server keeps the prompt it last computed
-    in the slot that computed it (llama.cpp) or in its prefix cache (vLLM), so each call
-    after a group's first computes only its own end. Concurrent calls would each compute
-    the whole prompt in a slot of its own."""
+    """The inputs' positions in groups whose prompts start alike (entailments citing one passage,
+    rubric inputs rating one): judged one after another, a group reuses the server's cached
+    prompt (docs/judging.md, "Calls that share a prompt start go one after another")."""
     groups: dict[tuple[str, ...], list[int]] = {}
     for position, item in enumerate(inputs):
         if isinstance(item, EntailmentInput):

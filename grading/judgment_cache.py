@@ -1,10 +1,5 @@
-"""The judgment cache: each distinct judge input judged once per campaign, judge and prompt.
-
-Both grading paths use it: the R2C2 pipeline over an AC run (grading.r2c2.pipeline) and the
-RUBRIC self-ratings of passages on test-bank items (grading.rubric.grades). The cache
-is held by Judgment's unique constraint, not by a lookup: two workers judging the same
-input store one judgment.
-"""
+"""The judgment cache: each distinct judge input judged once per campaign, judge and prompt, held
+by Judgment's unique constraint (docs/judging.md, "Judging a run in batches")."""
 
 from __future__ import annotations
 
@@ -34,12 +29,8 @@ JUDGE_CALLS_FAILED = "{failed} of {calls} {kind} judge call(s) failed; the first
 
 
 class GradingProgress(Protocol):
-    """Hears how many judge calls grading a run needs, and each call as it ends.
-
-    The `grade` command draws a progress bar with it; `planned` may be called again for
-    the same kind once the number is known exactly (the answer calls are known only
-    after entailment: a question waits while one of its nuggets needs review).
-    """
+    """Hears how many judge calls grading a run needs, and each call as it ends (the `grade`
+    command's bars); `planned` may come again for a kind once its number is known exactly."""
 
     def planned(self, kind: str, calls: int) -> None: ...
 
@@ -82,24 +73,9 @@ def ensure_judgments(
     progress: GradingProgress, explain_below: float, *, prefetch: int | None = None,
     check: Callable[[], None] | None = None, meanwhile: Callable[[], None] | None = None,
 ) -> tuple[list[Judgment], int]:
-    """The judgment of each item, judging only inputs never judged before.
-
-    Returns the judgments in item order (with their ids and labels loaded; any other
-    field is read from the database when first used) and the number of judge calls
-    made. The items are taken `batch` at a time: hashed, looked up in the cache, and
-    the new ones sent to the judge, on one session (the first batches are smaller,
-    `ramped`, so the judge starts at once); up to `prefetch` batches
-    (GRADING_PREFETCH) are in flight beyond the oldest, whose judgments are stored while
-    the next batch is prepared and the newer ones are judged: the database work
-    overlaps the judge's calls, and the next batch's calls take the slots the last
-    calls of a batch leave free (the judge's concurrency caps them all). New judgments
-    are stored batch by batch, so progress shows while a run is graded and a worker
-    that dies loses at most the batches in flight. `check` is called before each batch
-    is sent (a claim's: it raises once the claim is lost, and what is in flight is
-    then cancelled). `meanwhile` is called once, while the first batch is in flight (at
-    once if none is sent): database work of the caller's that needs none of these
-    judgments.
-    """
+    """The judgment of each item, in item order, and the judge calls made: only inputs never judged
+    are sent, in batches kept in flight while earlier ones are stored; `check` before each batch,
+    `meanwhile` once beside the first (docs/judging.md, "Judging a run in batches")."""
     pending_work = [meanwhile] if meanwhile is not None else []
     if not items:
         progress.planned(kind, 0)
@@ -159,14 +135,8 @@ def ensure_judgments(
 
 
 class _Store:
-    """Stores the outcomes of batches as they are waited for; counts calls and errors.
-
-    `stored`: each stored input's judgment (id and labels), read back batch by batch
-    while the next batches are judged, rather than all at once when the last call
-    ends, which would keep the judge's slots idle meanwhile. Read back, not taken from
-    the insert: another worker may have stored the same input first, and its judgment
-    is the one that stands.
-    """
+    """Stores the outcomes of batches as they are waited for, counting calls and errors, and reads
+    each batch's judgments back: another worker may have stored the same input first."""
 
     def __init__(self, campaign_id: int, kind: str, identity: JudgeIdentity,
                  prompt_version: str) -> None:

@@ -1,11 +1,5 @@
-"""Judgments: one row per distinct judge input, with provenance and an audit trail.
-
-A judgment is keyed by (campaign, kind, judge model, prompt version, input hash):
-identical inputs are judged once, across runs and re-runs, and one post-edit applies
-wherever that input occurs in the campaign (docs/judging.md). Link tables say where
-each judgment is used: a nugget record's entailment, an answer's evaluation, a
-passage's grade on a test-bank item (RUBRIC campaigns).
-"""
+"""Judgments: one row per distinct judge input, with provenance and an audit trail, and the
+links that say where each is used (docs/judging.md, "Judgments: kept, shared and post-edited")."""
 
 from __future__ import annotations
 
@@ -208,14 +202,8 @@ class AnswerEvaluation(models.Model):
 
 
 class PassageItemGrade(models.Model):
-    """Which rubric judgment grades a passage on a test-bank item.
-
-    One row per (item, docid): the item fixes the campaign and the query, which are
-    kept here too so that scoring reads a whole campaign's grades in one query. A grade
-    belongs to a passage, not to a run: every run that retrieved the passage shares it.
-    `item_text_hash` is the item's `text_hash` when it was graded: once the item's text
-    is edited the two differ, and the grade is stale (not read) until graded again.
-    """
+    """Which rubric judgment grades a passage on a test-bank item: one row per (item, docid),
+    shared by every run that retrieved the passage; stale once the item's text hash differs."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
                                  related_name="passage_grades")
@@ -243,16 +231,8 @@ class ChunkStatus(models.TextChoices):
 
 
 class GradingChunk(models.Model):
-    """Some questions of a large AC run, graded by a task of their own (grading.work.chunks).
-
-    A run with more nugget records than GRADING_CHUNK_NUGGETS is split when a task claims
-    it: each chunk holds whole questions (a question's answer needs all its nuggets'
-    entailments), so chunks are graded by any workers, in any order, apart. `round` is
-    the run's grading token when it was split: a chunk grades only while the run is
-    still claimed by that token, so a run queued or taken over again makes its old
-    chunks' tasks stop. A chunk has its own claim (`token`, `heartbeat`), as a run has;
-    the run is GRADED when the last chunk of its round is.
-    """
+    """Some whole questions of a large AC run, graded by a task of their own under the claim
+    `token`; `round` is the run's grading token when it was split (docs/operations.md)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="grading_chunks")
     round = models.CharField(max_length=64)
@@ -285,12 +265,8 @@ class GradingChunk(models.Model):
 
 
 class WorkerHeartbeat(models.Model):
-    """A Celery worker's last sign of life, for the organisers' stall list and the reaper.
-
-    Each worker's main process writes its row every WORKER_HEARTBEAT_SECONDS (config/celery.py):
-    one UPDATE of one row, whatever the worker does. A worker that stopped cleanly says so
-    (`stopped_at`); one that died just goes quiet. The reaper forgets rows silent for a week.
-    """
+    """A Celery worker's last sign of life, written by its main process every
+    WORKER_HEARTBEAT_SECONDS, for the stall list and the reaper (docs/operations.md)."""
 
     hostname = models.CharField(max_length=200, unique=True)
     queues = models.CharField(max_length=500, blank=True, help_text="comma-separated")
@@ -310,12 +286,8 @@ class WorkerHeartbeat(models.Model):
 
 
 class JudgeValidation(models.Model):
-    """One run of a judge over a labelled set (`judge_eval`): how far to trust it.
-
-    Kept with what makes it reproducible: the judge, the prompt versions, the set's
-    sha256; `figures` holds the measures per pass (grading/validation/runner.py) and
-    `outcomes` every item's human and judge labels, for the page that lists the misses.
-    """
+    """One run of a judge over a labelled set (`judge_eval`), kept with what makes it reproducible,
+    its figures per pass and every item's labels (docs/judging.md, "Validating the judge")."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
                                  related_name="judge_validations")

@@ -49,10 +49,8 @@ from submissions.models import AnswerRecord, NuggetRecord, Run
 
 @dataclass(frozen=True)
 class JudgedAnswerBlock:
-    """One question of a graded AC run: the marked block and the answer verdict.
-
-    `correct` is None (and marks incomplete) while a judgment needs review.
-    """
+    """One question of a graded AC run: the marked block and the answer verdict; `correct` is None
+    (and the block incomplete) while a judgment needs review."""
 
     marked: MarkedAnswerRecord
     correct: bool | None
@@ -60,10 +58,8 @@ class JudgedAnswerBlock:
 
 
 def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswerBlock]:
-    """The marked AC run (docs/formats.md) with each answer's verdict.
-
-    Each block is marked by `block_marks` (B, R or N per nugget). Edited labels win.
-    """
+    """The marked AC run (docs/formats.md) with each answer's verdict: each block marked B, R or N
+    per nugget by `block_marks`, edited labels winning."""
     entailed: dict[int, bool | None] = {}
     for link in NuggetEntailment.objects.filter(nugget__run=run, slot=slot).select_related(
         "judgment"
@@ -100,12 +96,8 @@ def marked_run(*, run: Run, slot: str = JudgeSlot.OFFICIAL) -> list[JudgedAnswer
 def marked_run_for_user(
     *, run_id: int, user: AbstractBaseUser | AnonymousUser
 ) -> Run | None:
-    """The AC run whose marked version `user` may download, or None (docs/access.md).
-
-    There is a marked run only of an AC run with at least one official judgment; it is the
-    organisers', and its own team's once a leaderboard of its track has been published.
-    None covers "no such run" and "not yours to see" alike: the caller answers one 404.
-    """
+    """The AC run with an official judgment whose marked version `user` may download, or None for
+    "no such run" and "not yours to see" alike: the caller answers one 404 (docs/access.md)."""
     run = (Run.objects.filter(pk=run_id, track__kind=TrackKind.AC)
            .select_related("track__campaign").first())
     if run is None:
@@ -169,12 +161,8 @@ def graded_runs(*, campaign: Campaign) -> QuerySet[Run]:
 
 
 def grading_progress(*, campaign: Campaign) -> list[RunProgress]:
-    """Judgments done/total per graded run (AC, ranking, response), and how many wait
-    for review.
-
-    Counted per table, grouped by run: a constant number of queries however many runs
-    (and no nuggets x answers cross product, as one query joining both would make).
-    """
+    """Judgments done/total per graded run (AC, ranking, response), and how many wait for review,
+    in a constant number of queries however many runs (one per table, grouped by run)."""
     runs = list(graded_runs(campaign=campaign).order_by("name"))
     pairs = rubric_pair_counts(campaign=campaign,
                                runs=[run for run in runs if run.track.is_rubric])
@@ -283,26 +271,9 @@ def judgment_uses(
     doubtful: bool | None = None, order: str = "run", grade: int | None = None,
     escalated: bool | None = None, to_review: bool | None = None,
 ) -> QuerySet[Any]:
-    """Judgments of a campaign's current runs, one row per use, filtered and ordered in
-    the database: a lazy queryset to count and slice (paginate); `judgment_items` turns a
-    slice into items.
-
-    `label` keeps the uses whose counting label (entailed, or correct) is that value;
-    `grade` the rubric uses whose counting grade is that value; `doubtful` those the
-    judge was (or was not) less sure of than its kind's threshold; `escalated` those the
-    agreement guarantee sends to a person (kinds with a labelled blind sample);
-    `to_review` those that wait for a person (doubtful or unlabelled, neither edited nor
-    confirmed); `disagreement` those the second judge labels otherwise. `order` is one
-    of JUDGMENT_ORDERS: "doubt" puts the least sure first, the unmeasured after every
-    measured one, then by judgment id (each judgment's uses stay together).
-
-    A rubric use is a passage's grade on a current item of the test bank (`run` is
-    None: the grade belongs to the passage, shared by every run that retrieved it).
-    `run` keeps the grades of the passages that run's grading rates (its top `depth`
-    per query; every segment of a response), each once, still with `run` None.
-    `label` and `disagreement` do not apply to it (it has no true/false label and no
-    second judge), so they leave rubric uses out; `grade` leaves the other kinds out.
-    """
+    """Judgments of a campaign's current runs, one row per use, filtered and ordered in the
+    database: a lazy queryset to count and slice; `judgment_items` turns a slice into items.
+    The filters, orders and rubric uses: docs/review.md, "The judgments list"."""
     if order not in JUDGMENT_ORDERS:
         raise ValueError(f"order must be one of {JUDGMENT_ORDERS}, found {order!r}")
     if kind not in (None, *USE_KINDS):
@@ -436,12 +407,8 @@ def counted_grade_is(grade: int, *, via: str = "") -> Q:
 def rubric_grades(
     *, campaign: Campaign, qids: Iterable[str] | None = None
 ) -> dict[str, dict[str, dict[str, int]]]:
-    """grades[qid][docid][item_id]: each passage's counted grade (0..5) on each current
-    item of its query, an organiser's edit winning over the judge's, in one query.
-
-    Stale grades (an item edited since) and retired items are left out: a pair with no
-    grade has not been graded on the item as it reads now.
-    """
+    """grades[qid][docid][item_id]: each passage's counted grade (0..5) on each current item of its
+    query, an organiser's edit winning, in one query; stale grades and retired items left out."""
     links = fresh_grade_links(campaign=campaign)
     if qids is not None:
         links = links.filter(qid__in=list(qids))

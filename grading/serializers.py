@@ -14,12 +14,8 @@ from grading.selectors import JudgmentItem, RunProgress, counted_grade
 
 
 def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:
-    """A judgment as the API lists it: id, kind, run, qid, nugget_num (entailment) or docid
-    and item_id (rubric), the label fields of the kind, reason, edited, judge.
-
-    And for the review queue: the judge's `confidence`, whether it is `doubtful` (under
-    the campaign's review threshold) and the `steps` that decided it.
-    """
+    """A judgment as the API lists it, one use of it: ids, the label fields of its kind, reason,
+    confidence, doubt, steps, judge and input (docs/review.md, "The judgments list")."""
     judgment = item.judgment
     label = judgment.label or {}
     data: dict[str, Any] = {

@@ -1,12 +1,5 @@
-"""Which judge grades: vLLM (or any OpenAI-compatible server) or the embedded llama.cpp one.
-
-`GRADER_BASE_URL` set: that server. Unset: the embedded judge, the packaged model
-`GRADER_LOCAL_MODEL` on 127.0.0.1, one server per machine (per VAR_DIR and model)
-shared by every process (grading/embedded/shared.py): whichever process needs it first
-starts it (a Celery worker does as it starts, `worker_judge_start`), and it runs until
-no process has used it for GRADER_LOCAL_IDLE_SECONDS. A client that loses it finds it
-again, or starts another (`JudgeConfig.relocate`).
-"""
+"""Which judge grades: the server at GRADER_BASE_URL (vLLM or any OpenAI-compatible one), else
+the machine's shared embedded llama.cpp judge (docs/judging.md, "One judge per machine")."""
 
 from __future__ import annotations
 
@@ -41,15 +34,8 @@ def _embedded_base_url(name: str) -> str:
 
 
 def worker_judge_start() -> None:
-    """In a Celery worker's main process, before it forks its children: start (or find)
-    the machine's embedded judge when it is the official one, so that it is loaded
-    before the first task, and the worker and its children hold one lease on it for as
-    long as the worker runs (config/celery.py).
-
-    A judge that cannot start (no network for the first download, say) does not stop
-    the worker: it is logged, and the first task that needs the judge tries again and
-    fails its run with the reason.
-    """
+    """In a Celery worker's main process, before it forks: find or start the embedded judge when
+    it is the official one; one that cannot start is logged (docs/operations.md)."""
     if settings.GRADER_BASE_URL:
         return
     try:

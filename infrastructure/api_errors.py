@@ -1,11 +1,5 @@
-"""Shared API plumbing, above all one error shape: `{"detail": str, "errors": [...]}`.
-
-DRF answers bad input with several shapes (a dict of field lists, a list, a bare
-`detail`); clients of a campaign API should not have to know which. Each item of
-`errors` is `{"field": ..., "message": ...}` (plus `line` where a file is concerned).
-What never reaches DRF (Django's own refusals, unknown paths, 500s) is put in the same
-shape by infrastructure.middleware.
-"""
+"""The API's one error shape, ``{"detail": str, "errors": [{"field", "message"}]}`` (plus
+``line`` for a file), whatever shape DRF raised (docs/api.md, "Conventions")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""API keys sent as `Authorization: Token <key>` or `Authorization: Bearer <key>`.
-
-DRF's TokenAuthentication knows one keyword, `Token`. Many HTTP clients (and OpenAPI
-tools) only know how to send `Bearer`; a Bearer key used to be ignored and the caller
-told that no credentials were provided, which sent people looking in the wrong place.
-Both keywords now name the same key.
-"""
+"""API keys sent as ``Authorization: Token <key>`` or ``Authorization: Bearer <key>``: DRF
+knows only ``Token``, and many HTTP clients and OpenAPI tools send only ``Bearer``."""
 
 from __future__ import annotations
 

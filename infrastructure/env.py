@@ -1,8 +1,5 @@
-"""Small helpers that read settings from the environment.
-
-Every knob of the service is an environment variable with a safe default; these
-helpers keep the parsing (and its error messages) in one place.
-"""
+"""Reading settings from the environment: every knob is a variable with a safe default, and
+``NAME_FILE`` may hold a secret's value (docs/deployment.md, "Settings")."""
 
 from __future__ import annotations
 

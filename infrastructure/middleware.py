@@ -1,15 +1,6 @@
-"""Every error under /api/ in the API's JSON shape, whatever raised it.
-
-DRF's exception handler (infrastructure.api_errors) shapes what DRF views raise. What it never
-sees comes out of Django as an HTML page: an unknown path outside /api/v1/, a request
-Django refuses before any view runs (bad host, oversized or malformed body), a CSRF
-failure, a 500 from a bug, or a DRF error rendered by the browsable API for a browser.
-This middleware, first in MIDDLEWARE, rewrites those into `{"detail", "errors"}`.
-
-A redirect under /api/ is JSON too: Django sends one, with an empty HTML body, for a path
-that lacks its final slash (APPEND_SLASH: /api/v1, /api/schema); it keeps its status and
-Location, and says where to in `detail`.
-"""
+"""Every error under /api/ in the API's JSON shape, whatever raised it (Django's own
+refusals, CSRF, unknown paths, a 500), and redirects there as JSON with their Location;
+first in MIDDLEWARE."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""Content negotiation where `?format=` wins over the Accept header, and JSON bodies
-that Python's parser cannot hold are a 400.
-
-DRF narrows the renderers to the asked format and then still requires the Accept header
-to match one of them, so `?format=csv` from a client that sends `Accept:
-application/json` on every request (most API client libraries do) was a 406. The query
-parameter is the more specific wish, written into this one URL; Accept only chooses
-when no format is named.
-
-The parser side: DRF's JSONParser turns a ValueError into a 400, but a body of arrays
-nested some thousands deep makes Python's json module raise RecursionError, which was a
-500; and JSON may spell a lone UTF-16 surrogate (``"\\ud800"``), which is no character:
-Python keeps it in a str that nothing can encode (a cache key, PostgreSQL), another 500
-wherever it went. The parser DRF's negotiation picks for a JSON body is swapped for one
-that refuses both, for every view at once.
-"""
+"""Content negotiation where ``?format=`` wins over the Accept header, and JSON bodies
+Python cannot hold (nested too deep, lone surrogates) are a 400, not a 500 (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -52,10 +38,8 @@ class SoundJSONParser(JSONParser):
 
 
 def _lone_surrogate(data: Any) -> int | None:
-    """The first lone surrogate in the strings (keys too) of parsed JSON, or None.
-
-    Walked without recursion: the data may be nested nearly as deep as the parser allows.
-    """
+    """The first lone surrogate in the strings (keys too) of parsed JSON, or None; walked
+    without recursion, as the data may be nested nearly as deep as the parser allows."""
     pending = [data]
     while pending:
         value = pending.pop()

@@ -1,10 +1,5 @@
-"""Yes/no query parameters (`?edited=true`), read one way everywhere.
-
-The API's filters, the organiser pages' filter forms, the runs list and the health check
-all take the words the settings take (infrastructure.env): 1/true/yes/on and 0/false/no/off, in
-any case; an empty value means "not given". Any other word is an error that names the
-parameter, never a guess.
-"""
+"""Yes/no query parameters (``?edited=true``), read as the settings read them:
+1/true/yes/on or 0/false/no/off in any case, empty for "not given", any other word an error."""
 
 from __future__ import annotations
 
@@ -39,10 +34,8 @@ def query_flag(params: Mapping[str, Any], name: str) -> bool | None:
 
 
 class FlagField(forms.NullBooleanField):
-    """A form field for a yes/no parameter, parsed by `parse_flag`.
-
-    Not NullBooleanField's own parsing: its widget reads an unknown word as "not given".
-    """
+    """A form field for a yes/no parameter, parsed by `parse_flag`: NullBooleanField's widget
+    would read an unknown word as "not given"."""
 
     widget = forms.Select(choices=ANY_YES_NO)
 

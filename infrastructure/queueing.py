@@ -1,19 +1,6 @@
-"""Handing work to the Celery workers from a request, and saying so when the queue is down.
-
-Every task the web side starts is sent with `queue_task` (now) or `queue_on_commit`
-(once the transaction commits, so that a worker never looks for rows not yet there).
-When the broker, or the result store that Celery asks to follow a task before sending
-it, does not answer (Redis down), the send gives up after the few quick tries of the
-settings and raises `QueueUnavailable`, which names the work that was not queued and
-how to ask for it again:
-
-- under /api/, DRF answers it as a JSON 503 `{"detail", "errors"}` (infrastructure.api_errors);
-- on a page, `QueueUnavailableMiddleware` sends the organiser back to the page they
-  came from, with the message.
-
-What the request saved stays saved: the tasks are sent after the commit. A run asked
-to be graded stays QUEUED, where the next "grade pending runs" takes it.
-"""
+"""Handing work to the Celery workers from a request; when the queue does not answer,
+`QueueUnavailable` names the work not queued and how to ask again, while what the request
+saved stays saved (docs/deployment.md, "When the task queue is down")."""
 
 from __future__ import annotations
 
@@ -88,11 +75,8 @@ def queue_task(send: Callable[..., object], /, *args: Any, work: str, retry: str
 
 def queue_on_commit(send: Callable[..., object], /, *args: Any, work: str, retry: str,
                     **options: Any) -> None:
-    """Send a task once the current transaction commits (at once outside of one).
-
-    `QueueUnavailable` is then raised where the transaction commits, in the request
-    that asked: its changes are committed by then, only the work is missing.
-    """
+    """Send a task once the current transaction commits (at once outside of one), so a worker
+    never looks for rows not yet there; `QueueUnavailable` is then raised at the commit."""
     transaction.on_commit(task_send(send, *args, work=work, retry=retry, **options))
 
 
@@ -107,12 +91,8 @@ def _queue_is_down(error: Exception) -> bool:
 
 
 class QueueUnavailableMiddleware:
-    """On a page, work not queued is an error message on the page the user came from.
-
-    The organiser's buttons and forms all post from one of their pages, which shows
-    messages; without a page to go back to (no Referer, or another site's), the answer
-    is a plain 503 with the same words.
-    """
+    """On a page, work not queued is an error message on the page the user came from; without
+    one of this site's pages to go back to, a plain 503 with the same words."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response

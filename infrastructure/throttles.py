@@ -1,16 +1,6 @@
-"""Throttles: failed sign-ins per user name and per client address, and the base
-that reads its rate live (the uploads per team build on it, in submissions).
-
-Rates are settings (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`, from the THROTTLE_*
-variables); the counts live in Django's default cache: Redis in production (CACHE_URL),
-local memory in the embedded setup. The same classes guard the API's token endpoint and
-the web sign-in form, so a guesser gains nothing by switching between them.
-
-A cache that cannot be reached (Redis down) fails open: every request is let through
-and not counted, with one warning in the log per request. Locking everyone out, or
-answering 500 to every sign-in, would turn a cache outage into a site outage; the
-password hasher still slows a guesser down meanwhile.
-"""
+"""Throttles on failed sign-ins (per user name, per client address) and the base that reads
+its rate live; counts live in the default cache, which fails open when it cannot be
+reached (docs/deployment.md, "Throttles and the cache")."""
 
 from __future__ import annotations
 
@@ -64,11 +54,8 @@ def _fail_open(request: AnyRequest, use_cache: Callable[[], _T], fallback: _T) -
 
 
 class LiveRateThrottle(SimpleRateThrottle):
-    """Reads its rate when created, not when imported.
-
-    SimpleRateThrottle copies the rates into a class attribute at import, so a changed
-    setting (a test's low rate, say) would never be seen.
-    """
+    """A throttle that reads its rate when created, not when imported as DRF's does, so a
+    changed setting is seen."""
 
     # Set by SimpleRateThrottle.__init__ from the rate; only read while there is one.
     num_requests: int
@@ -89,12 +76,8 @@ class LiveRateThrottle(SimpleRateThrottle):
         return super().allow_request(request, view)
 
     def wait(self) -> float | None:
-        """Seconds until the window has room for one more request.
-
-        DRF's own answer is None once concurrent requests have pushed the count past the
-        rate, and a 429 without Retry-After leaves the client guessing; this one is the
-        moment the request that filled the last free place leaves the window.
-        """
+        """Seconds until the window has room for one more request: the moment the request that
+        filled the last place leaves it (DRF's answer is None once a burst overshot the rate)."""
         if self.num_requests == 0:
             return float(self.duration)
         last_place = self.num_requests - 1  # the history is newest first
@@ -104,13 +87,9 @@ class LiveRateThrottle(SimpleRateThrottle):
 
 
 class FailedSignInThrottle(LiveRateThrottle):
-    """Counts failed sign-ins only: whoever types the right password is never slowed.
-
-    `allow_request` checks without counting; the view calls `record_failure` once the
-    credentials turned out wrong. The check and the count are two cache calls, not one
-    atomic step, so a burst of concurrent guesses may overshoot the rate by the burst's
-    size; it is still stopped at the next check.
-    """
+    """Counts failed sign-ins only, so the right password is never slowed: `allow_request`
+    checks, the view calls `record_failure`. Two cache calls, not one atomic step: a burst of
+    concurrent guesses may overshoot the rate by its size, and is stopped at the next check."""
 
     def get_cache_key(self, request: AnyRequest, view: APIView | None) -> str | None:
         raise NotImplementedError  # per user name or per address: the subclasses say
@@ -166,11 +145,8 @@ class SignInPerUsernameThrottle(FailedSignInThrottle):
 
 
 class SignInPerIpThrottle(FailedSignInThrottle):
-    """Failed sign-ins from one client address, whatever user names they try.
-
-    Never reset by a success: a guesser could otherwise sign in to an account of their
-    own now and then to wipe the count.
-    """
+    """Failed sign-ins from one client address, whatever user names they try; never reset by a
+    success, or a guesser could wipe the count by signing in to an account of their own."""
 
     scope = SIGN_IN_IP
 

@@ -1,23 +1,6 @@
-"""The results archive of a campaign: one zip that proves its numbers.
-
-`campaign_archive_write` writes, for organisers (`full`): the campaign file regenerated
-from the database, the questions and gold answers, the test bank and its history, the
-corpus, every version of every run file as uploaded, the marked AC runs, every judgment
-with its provenance, edit history and uses, the text of every prompt version used, the
-qrels and the published leaderboards (JSON with per-question scores, CSV and LaTeX from
-scoring/exports.py), the software versions, and a manifest of sha256 sums
-(scoring/archive_format.py). `python -m scoring.replay` recomputes every published
-number from it alone.
-
-For a participant (`public`, docs/access.md): their team's runs, the shared PR
-runs (after pr_due), their own marked runs once published, the published leaderboards
-(other teams' AC confidences withheld), the Rubric-Qrels behind published boards, the
-questions and the software versions; no gold answers, test bank, judgments or other
-teams' AC, ranking or response runs.
-
-Members are written one at a time through `_Members`, hashed as they stream: a run file
-is copied a chunk at a time, JSONL a line at a time.
-"""
+"""The results archive of a campaign: one zip that proves its numbers, for organisers (full)
+or a team (its public part); `python -m scoring.replay` recomputes them from it. What each
+holds, and why: docs/results.md, "The results archive"."""
 
 from __future__ import annotations
 
@@ -132,10 +115,8 @@ def _username(user: Any) -> str | None:
 # --- the campaign file, questions, test bank --------------------------------------
 
 def campaign_yaml(*, campaign: Campaign, full: bool) -> str:
-    """The campaign file (docs/campaign-file.md), regenerated from the database: what
-    `load_campaign` would need to make this campaign again, the data files being the
-    archive's own members. The public archive leaves out gold answers, test bank,
-    corpus and people."""
+    """The campaign file regenerated from the database, its data files named as members of the
+    archive; the public archive leaves out gold answers, test bank, corpus and people."""
     zone = ZoneInfo(campaign.timezone)
     tracks = list(campaign.tracks.order_by("slug"))
     r2c2 = any(track.kind in (TrackKind.PR, TrackKind.AC) for track in tracks)

@@ -1,15 +1,6 @@
-"""The results archive's layout and its manifest (pure: no Django).
-
-One zip per campaign (scoring/archive.py writes it, `python -m scoring.replay` reads it).
-A zip rather than a .tar.gz: its central directory lets the replay open any member
-without reading the ones before it (a tarball is one compressed stream), every member
-carries its own CRC, and every desktop opens it. Members are deflated one by one as
-they are written, so a large run file is streamed through, never held.
-
-`MANIFEST.json` names every other member with its sha256 and size; it is written last.
-A member the manifest does not list, or one whose bytes do not hash to the listed
-sha256, is reported by the replay before any number is recomputed.
-"""
+"""The results archive's layout and its manifest (pure: no Django), shared by the writer
+(scoring/archive.py) and `python -m scoring.replay`. Why a zip, and what the manifest
+guarantees: docs/results.md, "The results archive"."""
 
 from __future__ import annotations
 

@@ -25,11 +25,9 @@ from submissions.models import PassageRecord, Run
 
 
 def leaderboards_csv(boards: Iterable[Leaderboard]) -> str:
-    """One CSV: a row per (track, run), full precision. The columns are the catalogue's
-    measures of the kinds exported (of every kind when there is no board), in the
-    catalogue's order, a key two kinds share (nDCG@10) once; then when and by which
-    judge the snapshot was computed, then the settings a snapshot records beside its
-    rows (a ranking track's min_grade, label, cover_k, depth)."""
+    """One CSV, a row per (track, run), full precision: the catalogue's measures of the kinds
+    exported (a shared key once), then computed_at, the judge and a RUBRIC snapshot's settings
+    (docs/results.md, "Exports")."""
     boards = list(boards)
     kinds = {board.kind for board in boards}
     keys = list(dict.fromkeys(m.key for m in measures_of_kinds(kinds or None)))

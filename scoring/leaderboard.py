@@ -1,10 +1,6 @@
-"""A leaderboard as the pages, exports and API read it: one snapshot's rows and statistics.
-
-Typed, so that a renamed key fails mypy rather than a page. `as_json()` gives the API's
-shape (docs/api.md) and `Statistics.from_json` reads what a snapshot stored,
-older snapshots included (they lack the per-measure intervals, which then show only
-for the main measure).
-"""
+"""A leaderboard as the pages, exports and API read it: one snapshot's rows and statistics,
+typed so that a renamed key fails mypy rather than a page. `as_json()` is the API's shape;
+older snapshots are read too (docs/results.md, "The leaderboard")."""
 
 from __future__ import annotations
 
@@ -79,13 +75,9 @@ class Anova:
 
 @dataclass(frozen=True)
 class Statistics:
-    """What a snapshot computed over its topic-by-run matrices, once, when it was taken.
-
-    `measure` is the one the CIs in `ci` and the ANOVA are on; `hsd` is the randomised
-    Tukey HSD of `hsd_measure` (the ranking measure; `measure` in older snapshots), and
-    `hsd_more` that of each other measure the organisers picked. `intervals` has a 95%
-    interval per run for every measure the pages show with one, by `interval_method`.
-    """
+    """What a snapshot computed over its question x run matrices, once, when it was taken: the
+    intervals (`ci` and the ANOVA on `measure`), and the HSD of `hsd_measure` and of each
+    `hsd_more` measure (docs/statistics.md)."""
 
     measure: str = ""
     ci: dict[str, Interval] = field(default_factory=dict)

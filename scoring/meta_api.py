@@ -1,8 +1,6 @@
-"""REST API v1 for meta-evaluation (docs/rubric.md): organisers upload a manual
-reference of a ranking/response track and read how the Rubric grades agree with it.
-Thin views; organisers only, answering everyone else as the other organiser endpoints
-do (campaign.api.organiser_campaign): the upload a 403, the comparison, which is not
-theirs to see, a 404 as for a missing campaign; 401 without a token."""
+"""REST API v1 for meta-evaluation (docs/rubric.md): organisers upload a manual reference of
+a ranking/response track and read how the Rubric grades agree with it. Thin views; others
+get what organiser endpoints answer: 403 to upload, 404 to read, 401 without a token."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Reads for meta-evaluation (docs/rubric.md): a ranking or response track's latest
-snapshot set against the organisers' manual reference.
-
-Rank correlation is per leaderboard measure of the track's kind (the catalogue's
-columns), over the runs both leaderboards rank; agreement on labels is over the
-passages both the snapshot's Rubric-Qrels and the manual qrels judge. Sources:
-Farzi & Dietz, "Pencils Down!", ICTIR 2024, Table 5 (the grade x judgment table) and
-the correlations beside it; the formulas are `scoring.measures.rubric`'s.
-"""
+"""Reads for meta-evaluation: a ranking or response track's latest snapshot against the
+organisers' manual reference (Farzi and Dietz, ICTIR 2024, Table 5; the formulas are
+`scoring.measures.rubric`'s; docs/results.md, "Meta-evaluation of a RUBRIC track")."""
 
 from __future__ import annotations
 
@@ -31,13 +25,8 @@ class NothingToCompare(Exception):
 
 @dataclass(frozen=True)
 class MetaEvaluation:
-    """The Rubric side (a snapshot) against the manual side (a reference) of one track.
-
-    `correlation` is None without an official leaderboard, and a measure's entry None
-    when it cannot be computed (fewer than two shared runs, or a leaderboard whose
-    shared runs all score the same); `kappa` and `confusion` are None without manual
-    qrels, and `kappa` None, `confusion` empty, when no passage is judged by both.
-    """
+    """A snapshot (the Rubric side) against a reference (the manual side) of one track; which
+    parts are None or empty, and when: docs/results.md, "Meta-evaluation of a RUBRIC track"."""
 
     evaluation: Evaluation
     reference: ManualReference
@@ -89,10 +78,8 @@ def reference_summary(reference: ManualReference) -> dict[str, Any]:
 
 
 def meta_evaluation(*, track: Track) -> MetaEvaluation:
-    """The track's latest snapshot against its current reference.
-
-    Raises NothingToCompare, naming what is missing, if either is.
-    """
+    """The track's latest snapshot against its current reference, at the snapshot's own
+    min_grade; NothingToCompare, naming what is missing, if either is."""
     evaluation = evaluation_latest(track=track)
     reference = reference_current(track=track)
     missing = [message.format(track=track.slug, slug=track.campaign.slug)

@@ -10,13 +10,9 @@ from submissions.models import Run
 
 
 class Evaluation(models.Model):
-    """One scoring of a track: every current run's scores at one moment.
-
-    Each snapshot records the judge behind it, how many judgments organisers had edited,
-    and a fingerprint of every label it used, so a published leaderboard can always be
-    traced to its judgments. Re-scoring unchanged judgments gives identical numbers
-    (and the same fingerprint).
-    """
+    """One scoring of a track, a snapshot: every current run's scores at one moment, with the
+    judge, edit counts and a fingerprint of the labels used, so that a published leaderboard
+    can always be traced to its judgments (docs/results.md, "Snapshots")."""
 
     track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="evaluations")
     computed_at = models.DateTimeField(auto_now_add=True)
@@ -58,11 +54,8 @@ class Evaluation(models.Model):
 
 
 class PublishOverride(models.Model):
-    """A snapshot published over doubtful judgments no organiser had reviewed (`force`).
-
-    Kept apart from the snapshot's `published_at`/`published_by` so that withdrawing and
-    publishing again never erases who overrode the review, when, and over what.
-    """
+    """A snapshot published over doubtful judgments no organiser had reviewed (`force`), kept
+    apart from its publication stamp so that withdrawing and publishing again never erase it."""
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE,
                                    related_name="overrides")
@@ -104,14 +97,9 @@ class RunScore(models.Model):
 
 
 class ManualReference(models.Model):
-    """The organisers' manual judgments of a ranking or response track, to meta-evaluate
-    its Rubric grades against (docs/rubric.md): manual qrels and/or the official
-    leaderboard.
-
-    An upload replaces the track's reference as a whole; the one it replaces is kept,
-    marked `replaced_at`, so who uploaded what and when stays on record. Only the
-    current one (`replaced_at` null) is read.
-    """
+    """The organisers' manual qrels and/or official leaderboard of a ranking or response track,
+    for meta-evaluation; an upload replaces the current one, which is kept, marked
+    `replaced_at` (docs/results.md, "Meta-evaluation of a RUBRIC track")."""
 
     track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="references")
     qrels = models.JSONField(null=True, blank=True,

@@ -1,11 +1,6 @@
-"""The pure steps of taking a snapshot above the measures themselves: a snapshot's
-statistics, the catalogue's extra measures, and an AC answer block's marks.
-
-Shared by `scoring.services` (reading the database) and `scoring.replay` (reading a
-results archive, scoring/archive.py), so that a replayed number comes from the very code
-that published it. Nothing here imports Django (the import-linter contract on
-scoring.replay holds it, since the replay imports this module).
-"""
+"""The pure steps of a snapshot above the measures (its statistics, the catalogue's extra
+measures), shared by `scoring.services` and `scoring.replay` so that a replayed number
+comes from the code that published it. No Django: the replay imports this module."""
 
 from __future__ import annotations
 
@@ -33,14 +28,9 @@ def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
                         per_question: Sequence[Mapping[str, Mapping[str, float]]], *,
                         n_permutations: int = HSD_PERMUTATIONS, seed: int = HSD_SEED,
                         tested: Sequence[str] | None = None) -> Statistics:
-    """The snapshot's statistics over the topic-by-run matrices (questions `qids`, runs
-    in `run_names` order with their per-question scores): a 95% interval per run for
-    each interval measure, the two-way ANOVA of the track's statistics measure, and a
-    randomised Tukey HSD of each `tested` measure (the ranking measure first, by default
-    alone). A question a run has no score for counts 0.
-
-    `n_permutations` (B), `seed` and `tested` are the catalogue's and the track's; a
-    replay passes the ones its archive recorded, so the p-values come out the same."""
+    """The snapshot's statistics over its question x run matrices (a missing score counts 0):
+    intervals, the ANOVA, and each `tested` measure's HSD (docs/statistics.md). A replay passes
+    the archive's B, seed and tested measures, so the p-values come out the same."""
     main = STATISTICS_ON[kind]
     tested = list(tested) if tested is not None else [RANKS_BY[kind]]
     statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)

@@ -53,13 +53,9 @@ def reference_upload(
     leaderboard: ReferenceUpload | None,
     relevant_level: int = 1,
 ) -> ManualReference:
-    """Store manual qrels and/or an official leaderboard as `track`'s reference.
-
-    Both files are read in full and every problem of either is reported, each named by
-    its file and line; on any problem nothing is stored (ReferenceRefused). Otherwise the
-    new reference replaces the current one, which is kept, marked replaced, as the
-    record of who uploaded what and when.
-    """
+    """Store manual qrels and/or an official leaderboard as `track`'s reference, replacing (and
+    keeping) the current one; on any problem of either file, each named by its file and line,
+    nothing is stored (ReferenceRefused)."""
     errors: list[dict[str, Any]] = []
     for upload, what in ((qrels, FIELD_QRELS), (leaderboard, FIELD_LEADERBOARD)):
         if upload is not None and upload.size > REFERENCE_MAX_BYTES:

@@ -1,34 +1,6 @@
-"""Replay a results archive: `python -m scoring.replay ARCHIVE.zip`.
-
-Pure: no Django, no database (an import-linter contract in pyproject.toml holds it).
-From the archive alone (scoring/archive.py writes it, scoring/archive_format.py lays it
-out) it
-
-1. checks every member against MANIFEST.json (sha256), and stops there if any differs:
-   numbers recomputed from a member that is not what was archived prove nothing;
-2. recomputes every number of every archived leaderboard with the measures that
-   published them (scoring/measures, scoring/recompute.py): the run files as uploaded,
-   parsed by submissions/formats; the judgments' labels (an organiser's edit winning)
-   marking each AC run's nuggets; the PR qrels derived from those marks; the
-   ranking/response grades from the rubric judgments on the current test bank;
-3. compares them with the leaderboards' JSON (aggregates, per-question scores, the
-   statistics: intervals, Tukey HSD, ANOVA) and CSV, the derived qrels and the marked
-   runs, and how each board's labels were decided (by people, accepted under the
-   agreement guarantee's threshold, by the second judge, by the official judge alone:
-   docs/agreement.md), and prints
-   every difference: track, run, measure (and question), archived and recomputed value.
-
-The randomised HSD and the bootstrap intervals are seeded: the replay uses the seed, B
-and resample count the archive records (software.json), so their p-values and bounds
-are reproduced exactly, not just approximately. The LaTeX tables are rounded copies of
-the same rows and are not read back.
-
-Exit status 0 when everything matches, 1 when anything differs or the manifest fails,
-2 when the file cannot be read as an archive at all.
-
-A public archive (a participant's) holds no judgments: the replay checks its manifest
-and says that no number can be recomputed from it.
-"""
+"""`python -m scoring.replay ARCHIVE.zip`: check a results archive against its manifest,
+recompute every published number from it alone (no Django, no database) and print each
+difference; exit 0 all match, 1 some differ, 2 unreadable (docs/results.md, "Replay")."""
 
 from __future__ import annotations
 

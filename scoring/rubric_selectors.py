@@ -1,14 +1,6 @@
-"""Reads for the RUBRIC tracks (ranking, response): what scoring,
-the Rubric-Qrels endpoint and the workbench export take from the database.
-
-A track's pool is what grading rates of its graded runs (`passages_to_grade`, and
-`grading.rubric.uses.graded_passages` as a query condition): the top `depth` passages of
-each query of a ranking run, every segment of a response. It is read here with the
-runs' full rankings, which the measures need anyway, in one pass. Grades
-belong to passages, not to runs or tracks, so a track reads only its pool's: a passage
-that another track's run retrieved, or that lies below this track's depth, is not in
-its Rubric-Qrels.
-"""
+"""Reads for RUBRIC tracks (ranking, response): what scoring, the Rubric-Qrels endpoint and
+the workbench export take from the database, a track's pool read with its runs' rankings
+in one pass. Why a track reads only its pool's grades: docs/results.md, "Snapshots"."""
 
 from __future__ import annotations
 
@@ -138,13 +130,9 @@ def rubric_judges(*, data: RubricTrack) -> RubricJudges:
 def rubric_qrels_visible(
     *, track: Track, user: AbstractBaseUser | AnonymousUser, now: datetime
 ) -> dict[str, dict[str, int]] | None:
-    """The track's Rubric-Qrels as this user may see them, or None.
-
-    Organisers: from the current grades, what `score` would use now (as the R2C2
-    qrels endpoint derives its qrels). Everyone else: the qrels of the snapshot whose
-    leaderboard they may see (published; for the public also released), so they are
-    the qrels behind the numbers shown; before that, none.
-    """
+    """The track's Rubric-Qrels as this user may see them: organisers those of the current
+    grades (what scoring would use now); others those of the snapshot whose leaderboard they
+    may see, else None."""
     if campaign_role(campaign=track.campaign, user=user) == Role.ORGANISER:
         return rubric_track(track=track).qrels()
     evaluation = evaluation_visible(track=track, user=user, now=now)

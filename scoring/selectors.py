@@ -170,14 +170,9 @@ def judgment_edit_count(*, campaign: Campaign) -> int:
 
 
 def evaluation_stale(*, evaluation: Evaluation) -> bool:
-    """Was this snapshot computed before the latest judgment edit?
-
-    Any edit in the campaign counts, not only those of the track's own runs: a PR track's
-    qrels come from every AC track's judgments, one judgment serves every record with the
-    same input whatever its run or track, and `score` recomputes every track at once, so
-    the remedy is the same. A needless alarm costs one re-score; a missed one would let
-    numbers known to be wrong be published.
-    """
+    """Was this snapshot computed before the campaign's latest judgment edit? Any edit in the
+    campaign counts, not only the track's; why, and why a count rather than a time:
+    docs/results.md, "Stale snapshots"."""
     edits = JudgmentEdit.objects.filter(judgment__campaign_id=evaluation.track.campaign_id)
     return edits.count() > evaluation.judgment_edits_seen
 
@@ -192,12 +187,9 @@ def runs_behind(evaluation: Evaluation) -> Any:
 
 
 def doubtful_unreviewed(*, evaluation: Evaluation) -> list[int]:
-    """Ids of the official judgments behind a snapshot that the judge was less sure of than
-    the campaign's review threshold and that no organiser has edited or confirmed.
-
-    An unmeasured confidence (None) is not doubt. A confirmation is an edit to the same
-    label, so `edited_label` set means reviewed either way.
-    """
+    """Ids of the official judgments behind a snapshot that are doubtful (review threshold,
+    agreement guarantee, unparsed grade) and that no organiser has edited or confirmed; an
+    unmeasured confidence is no doubt (docs/results.md, "Publishing")."""
     return list(
         doubtful_judgments(campaign=evaluation.track.campaign, runs=runs_behind(evaluation))
         .filter(edited_label__isnull=True).order_by("pk").values_list("pk", flat=True)

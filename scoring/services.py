@@ -78,10 +78,8 @@ def tested_measures(track: Track) -> list[str]:
 def track_score_ac(*, track: Track, qids: list[str],
                    blocks_of: Mapping[int, list[JudgedAnswerBlock]], runs: list[Run],
                    judgment_edits_seen: int) -> Evaluation:
-    """Score every graded AC run of the track (docs/measures.md) into a new snapshot.
-
-    `judgment_edits_seen`: the campaign's edit count taken before `blocks_of` was read.
-    """
+    """Score every graded AC run of the track into a new snapshot (docs/measures.md);
+    `judgment_edits_seen` is the campaign's edit count taken before `blocks_of` was read."""
     judge, edited = _judge_summary(runs)
     evaluation = Evaluation.objects.create(track=track, judge=judge, edited_judgments=edited,
                                            judgment_edits_seen=judgment_edits_seen,
@@ -126,11 +124,8 @@ def _pr_rankings(run: Run) -> dict[str, list[str]]:
 @transaction.atomic
 def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
                    judgment_edits_seen: int) -> Evaluation:
-    """Score every current PR run of the track against the derived qrels, all runs
-    together (`score_pr_track`).
-
-    `judgment_edits_seen`: the campaign's edit count taken before the qrels were derived.
-    """
+    """Score every current PR run of the track on the derived qrels, all together
+    (`score_pr_track`); `judgment_edits_seen` is taken before the qrels were derived."""
     runs = list(Run.objects.filter(track=track).current().accepted().not_withdrawn()
                 .select_related("team").order_by("name"))
     evaluation = Evaluation.objects.create(track=track, judge="derived from AC judgments",
@@ -162,15 +157,9 @@ def track_score_pr(*, track: Track, qrels: dict[str, dict[str, int]],
 
 @transaction.atomic
 def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
-    """Score every graded run of a ranking or response track (docs/measures.md).
-
-    Rubric-Qrels from the grades of the track's pool by its `label` and `min_grade`;
-    each run's Rubric-Cover@k (k = `cover_k`; a response: all its segments), n-EXAM
-    pooled over the track's graded runs, and nDCG@10, MAP, MRR and P@10 on the
-    Rubric-Qrels (`score_rubric_run`). The snapshot records the judge, the qrels and
-    the track's settings. `judgment_edits_seen`: the campaign's edit count taken
-    before the grades were read.
-    """
+    """Score every graded run of a ranking or response track on its pool's grades into a
+    snapshot that keeps the Rubric-Qrels and settings (docs/results.md, "Snapshots");
+    `judgment_edits_seen` is taken before the grades were read."""
     data = rubric_track(track=track)
     judges = rubric_judges(data=data)
     qrels = data.qrels()
@@ -284,13 +273,9 @@ class Publication:
 def evaluation_publish(
     *, evaluation: Evaluation, user: AbstractBaseUser, force: bool = False
 ) -> Publication:
-    """Publish a snapshot: participants see it now, the public after results_release.
-
-    Refused (PublishRefused, nothing written) while the snapshot is stale (computed
-    before the latest judgment edit) or rests on doubtful judgments
-    no organiser has reviewed. `force` publishes over the doubt only, and records who
-    did, when, over how many judgments and under which threshold (PublishOverride).
-    """
+    """Publish a snapshot: participants see it now, the public from results_release. Refused
+    (PublishRefused, nothing written) while stale or resting on unreviewed doubt; `force` goes
+    over the doubt only, recorded (docs/results.md, "Publishing")."""
     # Locked: two organisers publishing at once leave one consistent stamp.
     evaluation = Evaluation.objects.select_for_update(of=("self",)).select_related(
         "track__campaign").get(pk=evaluation.pk)

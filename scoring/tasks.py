@@ -17,10 +17,7 @@ from scoring.services import campaign_score
 @shared_task(name=SCORE_CAMPAIGN, acks_late=True, reject_on_worker_lost=True,
              autoretry_for=(OperationalError, InterfaceError), retry_backoff=1, max_retries=5)
 def score_campaign(campaign_id: int) -> list[int]:
-    """Recompute every leaderboard of a campaign; returns the new evaluation ids.
-
-    Scoring is a pure function of the judgments, so running it twice (or retrying it
-    after a lost connection) is harmless.
-    """
+    """Recompute every leaderboard of a campaign; returns the new evaluation ids. Scoring is a
+    pure function of the judgments, so running it twice, or a retry, is harmless."""
     campaign = Campaign.objects.get(pk=campaign_id)
     return [evaluation.pk for evaluation in campaign_score(campaign=campaign)]

@@ -1,17 +1,6 @@
-"""Graded passages in the Autograding Workbench's data model (pure: no Django).
-
-The workbench (Dietz, "A Workbench for Autograding Retrieve/Generate Systems", SIGIR
-2024, section 3 and its README's "Interchange Data Model") keeps one query per JSON
-line: ``[query_id, [paragraph, ...]]``. A paragraph has ``paragraph_id``, ``text``,
-``paragraph_data`` (``judgments``: manual ones, ``rankings``: one entry per system
-that retrieved it, with ``method``, ``paragraphId``, ``queryId``, ``rank``, ``score``)
-and, once graded, ``exam_grades``: per judge and prompt, the item ids answered
-(``correctAnswered``, self-rating >= the threshold) and not (``wrongAnswered``), the
-``self_ratings`` (``question_id`` or ``nugget_id``, ``self_rating``), the extracted
-``answers`` as ``[item_id, text]`` pairs, ``llm``, ``llm_options``, ``prompt_info``,
-``prompt_type`` and ``exam_ratio``. Writing our grades in it lets a workbench user take
-them to its own tools, or to jq and DuckDB.
-"""
+"""Graded passages in the Autograding Workbench's data model (Dietz, SIGIR 2024, section 3),
+pure, no Django, so that workbench users can take our grades to its tools. The fields:
+docs/results.md, "The workbench's data model"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Run files that arrive without a track: a zip of them (the API's bulk upload) or files
-on disk (`submit_runs`). Each goes to the track its name (or, for ranking and response
-runs, its content) points to, and is submitted on its own through `run_submit`; a zip
-says what became of each member (`ZipOutcome`), never leaving one stored unreported."""
+"""Run files that arrive without a track, a zip (the API's bulk upload) or files on disk
+(`submit_runs`): each goes to its track and through `run_submit` on its own, and a zip
+reports every member's outcome (docs/submissions.md, "Bulk uploads")."""
 
 from __future__ import annotations
 
@@ -81,16 +80,9 @@ _CORRUPT = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, zlib.err
 def run_track(
     *, tracks: Sequence[Track], name: str, head: bytes | Callable[[], bytes]
 ) -> Track:
-    """The track of a campaign (`tracks`) that the run file `name` goes to.
-
-    A PR or AC name says its kind; the campaign's first track of that kind (by slug)
-    takes it. A ranking or response name (``[Team]-[label]``)
-    does not: the campaign's only ranking/response track takes it; with several, the
-    content decides (`head`, the file's first bytes, or what reads them: only then are
-    they read): a response run is JSONL, so its first character is ``{``, which no TREC
-    run line starts with. RunRefused (400,
-    field ``name``) when no track or more than one fits.
-    """
+    """The track of `tracks` that run file `name` goes to: by the kind its name says, else the
+    only ranking/response track, else by content (`head`: a response run starts with ``{``).
+    RunRefused (400, field ``name``) when none or several fit."""
     r2c2_name = parse_run_name(name)
     if r2c2_name is not None:
         for track in tracks:
@@ -149,30 +141,9 @@ def runs_submit_zip(
     file: IO[bytes], description: str = "", track: Track | None = None,
     now: datetime | None = None,
 ) -> list[ZipOutcome]:
-    """Submit every run file in a zip, each validated and stored on its own, and say what
-    became of each: every member has an outcome, stored (201) or not, and why.
-
-    The member's file name is the run name; its track is `track` when given, else the
-    one `run_track` finds among `campaign_tracks`. Checked in this order, so that nothing
-    is unpacked that would be refused and nothing is stored before the zip as a whole is
-    known to be sound:
-
-    1. The zip (RunRefused, nothing unpacked): a zip archive, plain safe names (no
-       absolute paths, ``..``, folders or links; UTF-8 where flagged so), each name once,
-       not too many members, none encrypted, declared sizes within the limit; and that
-       `user` may submit to `campaign` at all.
-    2. Each member, before it is unpacked: what `run_submit` refuses without reading a
-       file (name, team, window, declared size, quota, counting the runs of the zip
-       before it). A member refused here is reported and never unpacked. (A ranking or
-       response name in a campaign with several such tracks needs the member's first
-       bytes to choose one, and reads only those.)
-    3. The members left, read through once without keeping anything (RunRefused, nothing
-       stored): their real unpacked size (a zip can lie about its sizes) and integrity.
-    4. Each member, unpacked and submitted through `run_submit`, in its own transaction:
-       stored whole, recorded as invalid with every problem (line and field), or refused;
-       an unexpected failure while storing one (the database, the storage) is reported
-       for that member, rolled back, and the others go on.
-    """
+    """Submit every run file of a zip, each on its own, and return every member's outcome.
+    The zip and each member are checked before anything is unpacked or stored, in the order
+    docs/submissions.md ("Bulk uploads") gives."""
     now = now or timezone.now()
     try:
         archive = zipfile.ZipFile(file)

@@ -12,13 +12,8 @@ from campaign.models import Team, Track, TrackKind
 
 
 class RunStatus(models.TextChoices):
-    """Where a run is in its life: validated, queued, graded, scored (or failed).
-
-    An upload is RECEIVED, then VALID or INVALID. An AC run is QUEUED when grading is
-    asked for (the dashboard, the API, a judgment edit), GRADING while a worker holds it,
-    then GRADED or FAILED; scoring marks GRADED runs SCORED. Asking again queues a run
-    from any accepted status. PR runs stay VALID: they are scored, never graded.
-    """
+    """Where a run is in its life, from upload through validation, grading and scoring
+    (docs/submissions.md, "A run's life")."""
 
     RECEIVED = "received", "Received"
     INVALID = "invalid", "Invalid"
@@ -51,18 +46,8 @@ RunStatus.JUDGED = frozenset({RunStatus.GRADED, RunStatus.SCORED})
 
 
 class FailureKind(models.TextChoices):
-    """Whose fault a grading failure was: a run that failed by the platform's fault does
-    not count against its team's quota (submissions.quota), one that failed by its own does.
-
-    Every failure grading records is the platform's: the judge unavailable or refusing
-    (timeouts, 5xx, 429, a permanent 4xx such as a bad key or an unknown model), a second
-    judge failing, gold answers missing from the campaign file, a worker that went silent
-    (the reaper), a storage error or any unexpected error. The run passed validation, so
-    by the platform's own rules it was gradable. Hence grading writes FAILED without a
-    kind and the default answers. A failure is the run's own only when an organiser says
-    so (RunActionKind.CHARGE, audited): say, a run that keeps breaking the judge with
-    what it contains; otherwise failures would be a free supply of extra runs.
-    """
+    """Whose fault a grading failure was: the platform's (every failure grading records; not
+    charged to the quota) or the run's own, when an organiser charges it (docs/submissions.md)."""
 
     PLATFORM = "platform", "The platform's"
     RUN = "run", "The run's own"
@@ -105,13 +90,9 @@ def run_upload_path(run: Run, filename: str) -> str:
 
 
 class Run(models.Model):
-    """One uploaded version of a run file.
-
-    A run name can be uploaded again before its deadline; the new version becomes
-    `is_current` and the older ones stay as history (never silently deleted). An
-    upload that fails validation is kept as an `invalid` row with its report and no
-    file or records, so organisers can see validation failures.
-    """
+    """One uploaded version of a run file: a new upload of the name becomes `is_current` and
+    older ones stay as history; a file that fails validation is an invalid row with its
+    report and no file or records."""
 
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="runs")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="runs")
@@ -207,11 +188,8 @@ MAX_GRANT = 100
 
 
 class QuotaGrant(OrganiserAction):
-    """Extra runs an organiser gave a team in a track, with who, when and why.
-
-    A team's limit in a track is the track's `max_runs_per_team` plus all its grants
-    (for R2C2, the run numbers it may use grow with it).
-    """
+    """Extra runs an organiser gave a team in a track, audited; the team's limit there is the
+    track's `max_runs_per_team` plus all its grants."""
 
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="quota_grants")
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="quota_grants")
@@ -283,28 +261,16 @@ class NuggetRecord(models.Model):
 
 class RankedPassageQuerySet(models.QuerySet["RankedPassage"]):
     def graded(self) -> RankedPassageQuerySet:
-        """The passages grading rates: a ranking run's top
-        `track.depth` of each query, every segment of a response run (its Rubric-Cover
-        counts them all). The one statement of the rule: grading, the judgments list,
-        the publishing gate and the Rubric-Qrels pool all read it."""
+        """The passages grading rates, the one statement of the rule: a ranking run's top
+        `track.depth` per query and every segment of a response run."""
         return self.filter(models.Q(run__track__kind=TrackKind.RESPONSE)
                            | models.Q(rank__lte=models.F("run__track__depth")))
 
 
 class RankedPassage(models.Model):
-    """A passage of a ranking or response run, in the run's order.
-
-    Ranking runs: a line ``qid Q0 docid rank score tag``; `rank` is the passage's place in
-    trec_eval's order (by score, then docid, both descending; 1 = best), not the rank
-    column as written, which orders nothing. `text` is empty: the text is the corpus
-    passage's (`CorpusPassage`, by campaign and docid), stored once however many runs
-    retrieve it. Response runs: segment `rank` of the response to `qid`, docid
-    ``RUN:qid:i``, its own `text` and no score (its order is the text's).
-
-    Not a `PassageRecord`: those are PR lines, cited by AC nuggets as PassageKeys
-    (PRrunname, PassageRank) and summed into the derived PR qrels; these are named by
-    docid, scored with trec_eval's measures and graded against a test bank.
-    """
+    """A passage of a ranking run (place in trec_eval's order, text from the corpus) or a
+    segment of a response run (its own text, no score); named by docid, unlike a PR run's
+    `PassageRecord`, which AC nuggets cite by PassageKey."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ranked_passages")
     qid = models.CharField(max_length=64)

@@ -1,10 +1,5 @@
-"""Organisers' overrides of runs and quotas, each audited: who, when and why.
-
-Writes only the run's new state and its audit line (RunAction, QuotaGrant); what
-follows from them (grading queued again, leaderboards recomputed) is queued by the
-caller, grading.review.run_overrides, since submissions knows neither grading nor scoring.
-The team sees every line about its own runs and grants (submissions.quota reads them).
-"""
+"""Organisers' audited overrides of runs and quotas (who, when, why): only the run's row and
+the audit line; grading.review.run_overrides queues what follows (docs/submissions.md)."""
 
 from __future__ import annotations
 
@@ -85,16 +80,9 @@ def _check_allowed(run: Run, action: RunActionKind) -> None:
 def run_action_record(
     *, run: Run, action: RunActionKind, user: AbstractBaseUser, reason: str
 ) -> RunAction:
-    """Do `action` to `run` as far as the run's own row goes, and audit it.
-
-    - RERUN: the failure kind goes back to the platform's (a new grading decides
-      anew); the caller queues the grading in the same transaction.
-    - WITHDRAW / RESTORE: the run leaves / rejoins the leaderboards and the quota; the
-      caller queues scoring.
-    - CHARGE / REFUND: a FAILED run's failure becomes the run's own (it counts against
-      the quota) / the platform's again (it does not).
-    OverrideRefused for a missing or bad reason, or a run whose state does not allow it.
-    """
+    """Do `action` (rerun, withdraw, restore, charge, refund) to `run`'s own row and audit it,
+    under the team's lock; OverrideRefused for a bad reason or a run whose state does not allow
+    it (docs/submissions.md, "Organisers' overrides")."""
     reason = _checked_reason(reason)
     with transaction.atomic():
         # The team's lock, as an upload takes it: the quota an upload checks stays true.
@@ -119,10 +107,8 @@ def run_action_record(
 def quota_grant(
     *, team: Team, track: Track, extra_runs: int, user: AbstractBaseUser, reason: str
 ) -> QuotaGrant:
-    """Give `team` `extra_runs` more runs in `track` (1 to MAX_GRANT), audited.
-
-    The grant adds to the team's limit at once (submissions.quota); grants add up.
-    """
+    """Give `team` `extra_runs` more runs in `track` (1 to MAX_GRANT), audited; grants add up
+    and count at once."""
     reason = _checked_reason(reason)
     if team.campaign_id != track.campaign_id:
         raise OverrideRefused(400, TEAM_NOT_IN_CAMPAIGN.format(team=team.name,

@@ -1,19 +1,5 @@
-"""Reads for the run quota (how many of a team's runs in a track count, and why not
-others) and for the organisers' audited overrides (submissions.overrides).
-
-A team's current runs in a track count against its limit, the track's
-`max_runs_per_team` plus what organisers granted it (QuotaGrant), except
-- a run that FAILED by the platform's fault (FailureKind.PLATFORM: judge down, worker
-  lost, storage, an unexpected error): refunded while it stays failed, so the team may
-  upload another in its place (quota is never charged for the platform's failures);
-  graded again and passing, it counts again;
-- a run an organiser withdrew: out of the leaderboards and out of the quota.
-
-R2C2 run names carry their number, 1 to `max_runs_per_team`; a
-run that does not count makes room for one more number, so the numbers a team may use
-run to its limit plus its uncounted runs (`QuotaStanding.highest_number`). A rubric run
-name has no number: only the count matters.
-"""
+"""Reads for the run quota (which of a team's runs count, and why not the others) and the
+audit lines of organisers' overrides (docs/submissions.md, "Quotas")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Storing the passages of ranking and response runs.
-
-Part of `run_submit` (submissions.services), inside its transaction: each function parses
-a file, and when it has no problem stores its passages as `RankedPassage` rows, a batch
-at a time, so that a large run is never held as ORM objects all at once. On any problem
-nothing is written and the problems are returned, every one with its line.
-"""
+"""Storing the passages of ranking and response runs, inside `run_submit`'s transaction:
+parsed, then written in batches, or nothing written and every problem returned."""
 
 from __future__ import annotations
 
@@ -32,11 +27,8 @@ INSERT_BATCH = 2000
 def store_ranking_passages(
     run: Run, file: BinaryReader, *, campaign: Campaign, known_qids: Container[str]
 ) -> list[Problem]:
-    """Parse a TREC run; store each query's passages in trec_eval's order, or nothing.
-
-    Docids are checked against the campaign's corpus in batches (`corpus_missing`),
-    never by loading the corpus. The stored `rank` is the place in trec_eval's order.
-    """
+    """Parse a TREC run and store each query's passages in trec_eval's order, or nothing;
+    docids are checked against the corpus in batches, never by loading it."""
     parsed = parse_trec_run(
         file, known_qids=known_qids,
         missing_docids=lambda docids: corpus_missing(campaign=campaign, docids=docids),

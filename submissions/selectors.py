@@ -27,10 +27,8 @@ def shared_pr_runs(*, campaign: Campaign, now: datetime) -> RunQuerySet:
 
 
 def visible_pr_run_names(*, campaign: Campaign, team: Team, now: datetime) -> dict[str, int]:
-    """PR runs an AC run of `team` may cite: the shared ones and the team's own.
-
-    Returns run name -> id of its current version.
-    """
+    """PR runs an AC run of `team` may cite, as run name -> id of its current version: the
+    team's own, and after pr_due every shared one."""
     runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR).current().accepted()
     if now <= campaign.pr_due:
         runs = runs.filter(team=team)
@@ -49,11 +47,8 @@ def runs_visible(
     *, campaign: Campaign, user: AbstractBaseUser | AnonymousUser, now: datetime,
     include_shared: bool = True,
 ) -> RunQuerySet:
-    """Every run version `user` may see in `campaign`.
-
-    Organisers: all. Participants: their team's (every version, invalid ones included)
-    and, after pr_due, the shared PR runs. The public: none.
-    """
+    """Every run version `user` may see in `campaign`: all for organisers; a participant's
+    team's (invalid ones too) and, after pr_due, the shared PR runs; none for the public."""
     runs = Run.objects.filter(track__campaign=campaign).select_related("team", "track")
     role = campaign_role(campaign=campaign, user=user)
     if role == Role.ORGANISER:
@@ -79,11 +74,8 @@ def run_for_user(
 
 
 def shared_pr_runs_bundle(*, campaign: Campaign, now: datetime) -> IO[bytes]:
-    """A zip of every shared PR run, each under its run name, rewound for reading.
-
-    Spooled: a small bundle stays in memory, a large one goes to a temporary file.
-    The caller closes it (a FileResponse does).
-    """
+    """A zip of every shared PR run under its run name, spooled (to a temporary file when
+    large) and rewound; the caller closes it."""
     bundle = tempfile.SpooledTemporaryFile(max_size=32 << 20)  # noqa: SIM115 (returned)
     with zipfile.ZipFile(bundle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for run in shared_pr_runs(campaign=campaign, now=now):
@@ -124,15 +116,8 @@ class PassageToGrade:
 
 
 def passages_to_grade(*, run: Run, qids: Collection[str] | None = None) -> list[PassageToGrade]:
-    """What grading rates of `run`, by qid, then in rank order.
-
-    A ranking run: the top `track.depth` passages of each query in trec_eval's order,
-    each with its corpus text. A response run: every segment of each response (the
-    Rubric-Cover of a response counts all its segments, so all are graded). PR and AC
-    runs have none (an empty list). One database query (two if `run.track` is not loaded
-    yet), however many queries and passages the run has. `qids` keeps those queries only
-    (a test-bank item changed: its query's passages are graded again).
-    """
+    """What grading rates of `run` (`RankedPassageQuerySet.graded`), by qid and rank, with
+    texts, in one query; empty for PR and AC runs. `qids` keeps those queries only."""
     track = run.track
     passages = RankedPassage.objects.filter(run=run).graded().order_by("qid", "rank")
     if qids is not None:

@@ -105,10 +105,8 @@ class _HashingReader:
 
 
 class _VisiblePrRuns(Mapping[str, Mapping[str, frozenset[int]]]):
-    """The PR runs an AC run may cite, ranks loaded from the database on first use.
-
-    Names come from one cheap query; a run's (qID -> ranks) only when it is cited.
-    """
+    """The PR runs an AC run may cite: names from one query, a run's ranks loaded only when it
+    is cited."""
 
     def __init__(self, *, track: Track, team: Team, now: datetime) -> None:
         self._names = visible_pr_run_names(campaign=track.campaign, team=team, now=now)
@@ -140,10 +138,8 @@ def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
 
 
 def run_check_membership(*, campaign: Campaign, user: AbstractBaseUser) -> None:
-    """RunRefused (403) unless `user` may submit runs to `campaign` at all.
-
-    What a bulk upload checks before it unpacks anything (`run_submit` checks it too).
-    """
+    """RunRefused (403) unless `user` may submit runs to `campaign` at all, as a bulk upload
+    checks before it unpacks anything."""
     membership = campaign_membership(campaign=campaign, user=user)
     if membership is None and not getattr(user, "is_superuser", False):
         raise RunRefused(403, NOT_A_MEMBER.format(campaign=campaign.slug))
@@ -179,13 +175,9 @@ def run_check_upload(
     *, track: Track, user: AbstractBaseUser, name: str, size: int, now: datetime,
     description: str = "", pending: Mapping[str, Collection[str]] | None = None,
 ) -> Team:
-    """The run's team, or RunRefused for what `run_submit` refuses before reading a file.
-
-    The description, the name, the team, the uploader's role, the window, the size and
-    the quota, where `pending` maps a team to the names of the runs the same upload (a
-    zip) submits for it in `track` before this one: a bulk upload checks each member so
-    before it unpacks any. Advisory: `run_submit` checks again, under the team's lock.
-    """
+    """The run's team, or RunRefused for what `run_submit` refuses before reading a file;
+    `pending` names the runs of the same zip before this one. Advisory: `run_submit` checks
+    again under the team's lock."""
     team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now,
                            description=description)
     _check_quota(track=track, team=team, name=name,
@@ -251,10 +243,8 @@ def _r2c2_run_team(track: Track, name: str) -> str:
 
 
 def _rubric_run_team(track: Track, name: str) -> str:
-    """The team a ranking or response run name names, or RunRefused.
-
-    The name carries no number: the quota is the count of the team's current runs.
-    """
+    """The team a ranking or response run name names, or RunRefused; the name has no number,
+    so the quota is a count."""
     run_name = parse_rubric_run_name(name)
     if run_name is None:
         message = BAD_RUBRIC_RUN_NAME.format(name=name, kind=track.kind, track=track.slug)
@@ -348,16 +338,8 @@ def run_submit(
     description: str = "",
     now: datetime | None = None,
 ) -> Run:
-    """Validate a run file and store it whole, or store nothing of it.
-
-    Rules about the upload itself (name, team, window, size, quota) raise RunRefused
-    and leave no trace. A file that breaks the format rules is recorded as an
-    `invalid` Run holding only its validation report (every problem, with line and
-    field), so organisers see failed attempts; nothing of its content is kept. A valid
-    file is stored (storage backend) with its sha256, its records go to the tables
-    grading reads, and it becomes the current version of its name: an earlier version
-    stays in the history.
-    """
+    """Validate a run file and store it whole as its name's current version, or store nothing:
+    a refused upload leaves no trace, an invalid file only its report (docs/submissions.md)."""
     now = now or timezone.now()
     team, _ = _check_rules(track=track, user=user, name=name, size=size, now=now,
                            description=description)

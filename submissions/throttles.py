@@ -16,11 +16,8 @@ UPLOADS_TEAM = "uploads_team"
 
 
 class UploadsPerTeamThrottle(LiveRateThrottle):
-    """Run uploads (one file or a zip) per team of the campaign in the URL.
-
-    Every upload counts, valid or not: it is the flood that is limited. Organisers and
-    anyone without a team are counted on their own; the view then refuses the latter.
-    """
+    """Run uploads through the API (a file or a zip) per team of the campaign in the URL, valid
+    or not; organisers and users without a team are counted on their own."""
 
     scope = UPLOADS_TEAM
 

@@ -1,9 +1,5 @@
-"""Reading a campaign description (YAML, docs/campaign-file.md) into a CampaignSpec.
-
-Pure: no Django imports, so the file can be checked on its own (a CLI, a pre-commit
-hook). Every problem found is collected and reported at once; each message names
-the file, the key or line, what was found and what was expected.
-"""
+"""Reading a campaign description (YAML, docs/campaign-file.md) and the files it names into
+a CampaignSpec, without the database; every problem is collected and reported at once."""
 
 from __future__ import annotations
 
@@ -244,10 +240,8 @@ def _read_keyed_lines(
     questions_path: Path,
     texts: dict[str, str],
 ) -> dict[str, list[str]] | None:
-    """Lines `[qID];[value]` of an optional file; several lines per qID are allowed.
-
-    None where the file is named but cannot be read (a problem says why already).
-    """
+    """Lines ``[qID];[value]`` of an optional file, several per qID allowed; None where the
+    file is named but cannot be read (a problem says why)."""
     if doc.get(key) is None:
         return {}
     loaded = reader.data_lines(key, doc[key])
@@ -342,10 +336,8 @@ def _read_teams(reader: _Reader, value: Any, organisers: tuple[str, ...]) -> tup
 
 
 def read_campaign_file(file: Path) -> CampaignSpec:
-    """Parse and check a campaign YAML file and the files it names.
-
-    Raises CampaignFileError listing every problem found.
-    """
+    """Parse and check a campaign YAML file and the files it names; CampaignFileError lists
+    every problem."""
     reader = _Reader(file=file)
     if not file.is_file():
         raise CampaignFileError([NO_SUCH_FILE.format(file=file)])

@@ -1,7 +1,5 @@
-"""What every part of the campaign-file reader shares: messages, the problem collector.
-
-Pure: no Django imports.
-"""
+"""What every part of the campaign-file reader shares: the messages and the problem
+collector."""
 
 from __future__ import annotations
 

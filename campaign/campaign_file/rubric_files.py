@@ -1,13 +1,5 @@
-"""The data files of a RUBRIC campaign: `corpus:` and `test_bank:` (docs/rubric.md).
-
-The test bank is small (a few items per query) and is parsed here whole, with every
-problem named by its line. The corpus may hold a million passages: here its path is only
-checked, and it is read once, streamed into the database, by the loader
-(`campaign.corpus.corpus_load`); `corpus_problems` reads it through without keeping
-anything, for a report that already has problems of its own.
-
-Pure: no Django imports.
-"""
+"""The data files of a RUBRIC campaign: the small test bank is parsed here whole; the corpus
+is only found here (or read through for a report), then streamed in by `campaign.corpus`."""
 
 from __future__ import annotations
 

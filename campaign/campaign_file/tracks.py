@@ -1,16 +1,6 @@
-"""The `tracks:` list of a campaign file: R2C2 tracks (pr, ac) and RUBRIC tracks
-(ranking, response; docs/campaign-file.md).
-
-A RUBRIC track has its own deadline (`due`) and the settings its grading and scoring
-read: `depth` (passages graded per query), `min_grade` (the grade an item must reach to
-count), `label` (how Rubric-Qrels turn grades into a passage label), `cover_k` (the k of
-Rubric-Cover@k) and `answer_check` (none|key|llm). None of these applies to a pr/ac
-track, whose deadlines are the campaign's pr_due/ac_due; naming one there is a problem
-rather than a silently ignored key. Every kind may list `significance_tests`: the
-measures a randomised Tukey HSD tests besides the ranking measure, which it always does.
-
-Pure: no Django imports.
-"""
+"""The `tracks:` list of a campaign file: R2C2 tracks (pr, ac) and ranking/response tracks
+with their own settings; a key of one family on the other is a problem, never ignored
+(docs/campaign-file.md, "Tracks")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Progress of long management commands (grade, score, judge_eval), on stderr.
-
-On a terminal, tqdm draws a bar; anywhere else (a log file, CI, cron, `nohup`) a plain
-line is written every PLAIN_EVERY seconds and once at the end, so a log shows the work
-going on instead of staying silent for minutes. Either way stderr, so the progress
-never mixes with a command's report on stdout.
-"""
+"""Progress of long management commands (grade, score, judge_eval) on stderr: a tqdm bar on
+a terminal, elsewhere a plain line every PLAIN_EVERY seconds and at the end."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Plots of stored scores as inline, accessible SVG (matplotlib, no pyplot, no Django).
-
-Every plot is readable without colour: runs differ by marker shape and carry direct
-text labels, reference lines are dashed and labelled, significance is written out.
-Text stays text (`svg.fonttype = none`), so the labels can be found, copied and read by
-assistive technology. Each SVG is one `role="img"` with a `<title>` and a `<desc>`,
-scales with its viewBox, and has its element ids prefixed so that several plots can
-live in one HTML page.
-
-One module per plot (calibration, reliability, intervals, hsd, agreement) over the
-shared machinery in `svg`; callers use the names below, as `plots.render(...)`.
-"""
+"""Plots of stored scores as inline, accessible SVG (matplotlib, no pyplot, no Django), one
+module per plot over the shared machinery in `svg`; callers use the names below, as
+`plots.render(...)`. What makes them accessible: docs/results.md, "Plots"."""
 
 from .agreement import (
     AXIS_MARGIN,

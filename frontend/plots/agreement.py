@@ -1,7 +1,6 @@
-"""(e) A Rubric leaderboard against the official one: one point per run, the official
-score across and a Rubric measure up, with the two rankings' Kendall's tau-b and
-Spearman's rho in the title (the scatter plots of Farzi & Dietz, "Pencils Down!",
-ICTIR 2024). The correlations come in computed (`scoring.measures.rubric`)."""
+"""(e) A Rubric leaderboard against the official one: a point per run, the official score
+across and a Rubric measure up, Kendall's tau-b and Spearman's rho (computed elsewhere) on
+top, as the scatter plots of Farzi and Dietz, "Pencils Down!", ICTIR 2024."""
 
 from __future__ import annotations
 
@@ -43,10 +42,8 @@ def correlation_text(kendall_tau: float | None, spearman: float | None,
 
 
 def axis_limits(values: Sequence[float]) -> tuple[float, float]:
-    """0 to 1 when every value lies there (a Rubric measure always does, an official
-    leaderboard's score often); otherwise the values' range with a margin, since an
-    official score may be any number (a count, a percentage, a negative loss).
-    Equal values get a span of their magnitude (1 for 0) around them."""
+    """0 to 1 when every value lies there, else the values' range with a margin, since an
+    official score may be any number; equal values get a span of their magnitude (1 for 0)."""
     finite = [v for v in values if math.isfinite(v)]
     if all(0.0 <= v <= 1.0 for v in finite):
         return 0.0, 1.0
@@ -95,11 +92,8 @@ def agreement_scatter(points: Sequence[AgreementPoint], *, measure_label: str,
 
 
 def _label_offsets(axes: Axes, points: Sequence[AgreementPoint]) -> list[tuple[int, int]]:
-    """Each point's label offset: the first spot whose label stays inside the axes and
-    clear of the labels and markers placed so far, else the first inside the axes.
-
-    Greedy, on the label's estimated size (matplotlib measures text only when drawing);
-    enough for the few runs of a track to stay legible; the data table has them all."""
+    """Each point's label offset: the first spot inside the axes clear of the labels and markers
+    placed so far (greedy, on an estimated label size), else the first spot inside."""
     to_display = axes.transData
     frame = axes.get_window_extent()
     scale = axes.figure.dpi / 72  # points to display units

@@ -23,11 +23,8 @@ class CalibrationPoint:
 
 
 def hmr_iso_curve(level: float, samples: int = 200) -> tuple[list[float], list[float]]:
-    """Points (R_O, R_U) with HMR = `level`: R_U = h R_O / (2 R_O - h), for R_U <= 1.
-
-    From HMR = 2 R_O R_U / (R_O + R_U) (docs/measures.md) solved for R_U; R_U <= 1
-    holds for R_O >= h / (2 - h).
-    """
+    """Points (R_O, R_U) with HMR = `level`: R_U = h R_O / (2 R_O - h), HMR's definition
+    (docs/measures.md) solved for R_U, from R_O = h / (2 - h), where R_U reaches 1."""
     start = level / (2 - level)
     r_o = np.linspace(start, 1.0, samples)
     r_u = level * r_o / (2 * r_o - level)

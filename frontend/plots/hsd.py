@@ -19,12 +19,8 @@ def p_text(p_value: float, permutations: int | None) -> str:
 
 
 def hsd_groups(runs_by_mean: Sequence[str], pairs: Sequence[HsdPair]) -> dict[str, str]:
-    """Letters for the 'underline' display of a multiple comparison.
-
-    Runs in order of their mean, best first; each letter is a maximal stretch of
-    consecutive runs no two of which differ significantly, so runs that share a letter
-    are not significantly different (the display of NTCIR overview papers).
-    """
+    """Letters for the 'underline' display of NTCIR overview papers: runs in order of their mean,
+    best first, each letter a maximal stretch of consecutive runs no two of which differ."""
     differ = {frozenset((p.a, p.b)) for p in pairs if p.significant}
     stretches: list[tuple[int, int]] = []
     n = len(runs_by_mean)

@@ -1,11 +1,6 @@
-"""A run's page in the results: its aggregates, its scores per question and, for an AC
-run, its reliability diagram.
-
-Published per-question scores are public; an AC run's confidences are not: they stay its
-team's and the organisers' even after publication (docs/access.md). So everyone else
-sees neither the confidence column nor the reliability diagram, whose bins would give a
-confidence away wherever a bin holds one answer.
-"""
+"""A run's page in the results: its aggregates, its per-question scores and, for its team and
+the organisers only, an AC run's confidences and reliability diagram (docs/results.md,
+"The results pages")."""
 
 from __future__ import annotations
 
@@ -40,11 +35,8 @@ TEAM_OWN_MEASURES = frozenset({"confidence"})
 def run_score_in_results(
     *, campaign: Campaign, run_name: str, user: AbstractBaseUser | AnonymousUser, now: datetime
 ) -> RunScore | None:
-    """The run's scores in a leaderboard snapshot this user may see, or None.
-
-    Not `run_scores_visible`: that needs the run itself to be visible to the user, and a
-    published leaderboard shows other teams' runs whose files stay private.
-    """
+    """The run's scores in a snapshot this user may see, or None; found through the leaderboard,
+    not `run_scores_visible`, since a published board shows runs whose files stay private."""
     for track in campaign.tracks.order_by("slug"):
         evaluation = evaluation_visible(track=track, user=user, now=now)
         if evaluation is None:

@@ -1,10 +1,6 @@
-"""The plots of a leaderboard, each with its caption and its numbers as a table.
-
-Plots are rendered once per evaluation and plot, then served from the cache: an
-evaluation never changes. A plot that also shows the track's manual reference (the
-official leaderboard) is cached per evaluation and reference, since organisers may
-upload a new reference without the track being scored again.
-"""
+"""The plots of a leaderboard, each with its caption and its numbers as a table, drawn once
+per snapshot (and per manual reference where one is shown) and then served from the
+cache: a snapshot never changes."""
 
 from __future__ import annotations
 
@@ -213,14 +209,9 @@ class Agreement:
 
 
 def agreements(board: Leaderboard, official: Mapping[str, float]) -> list[Agreement]:
-    """Each leaderboard measure of the board, the ranking measure first, against the
-    official scores (run -> score).
-
-    Over the board's own rows, not the latest snapshot's: the page shows whichever
-    snapshot its viewer may see (the public, the published one). With the same snapshot
-    the numbers are the meta-evaluation API's (`scoring.meta_selectors`): the same runs,
-    the same `leaderboard_agreement` (tau-b; rho with average ranks for ties).
-    """
+    """Each leaderboard measure of `board`, the ranking one first, against the official scores,
+    over the board's own rows (the snapshot its viewer may see), by the meta-evaluation API's
+    `leaderboard_agreement`."""
     styles = {row.run: index for index, row in enumerate(board.rows)}
     found = []
     for measure in sorted(measures_of(board.kind), key=lambda m: m.key != board.ranked_by):
@@ -318,13 +309,9 @@ def _agreement_section(board: Leaderboard, reference: ManualReference,
 
 def plot_sections(board: Leaderboard, reference: ManualReference | None = None, *,
                   team_own: Callable[[str], bool] = lambda team: False) -> list[PlotSection]:
-    """The board's plot sections; with `reference`, the track's current manual reference,
-    also its agreement with the official leaderboard, if the reference has one.
-
-    An AC run's reliability diagram is shown only where `team_own(team)` holds for its
-    team (the viewer's own team, or every team for organisers): its bins give a
-    confidence away wherever a bin holds one answer, and confidences stay the team's own
-    (docs/access.md)."""
+    """The board's plot sections; with `reference`, also its agreement with the official
+    leaderboard. An AC run's reliability diagram shows only where `team_own(team)` holds, since
+    its bins can give a confidence away (docs/results.md, "The results pages")."""
     ident, section = f"{board.track}-plot", f"{board.track}-plots"
     loaded: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 

@@ -1,8 +1,6 @@
-"""The results page: the leaderboards a viewer may see, each with its plots.
-
-A thin view over `scoring.selectors.leaderboards_visible` (which decides who sees which
-snapshot) plus the shaping of a snapshot into a sortable table and plot sections.
-"""
+"""The results page: the leaderboards a viewer may see, each as a sortable table with its
+plots; a thin view over `scoring.selectors.leaderboards_visible`, which decides who sees
+which snapshot."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Organiser pages of RUBRIC campaigns (docs/rubric.md): the test bank (testbank)
-and the verification pages of a ranking or response track (verification), over the
-reads of scoring.verification.selectors; forms in `forms`. The views are named here,
-where frontend/urls.py finds them."""
+"""Organiser pages of RUBRIC campaigns (docs/rubric.md): the test bank and a ranking or
+response track's verification pages. The views are named here, where frontend/urls.py
+finds them."""
 
 from frontend.rubric.testbank import testbank, testbank_item, testbank_item_retire
 from frontend.rubric.verification import (

@@ -1,6 +1,5 @@
-"""The test-bank pages (docs/rubric.md): a campaign's items per query with their
-status; add, edit (note required) and retire (note required), each an audited call of
-campaign.testbank's services. Secret: organisers only, 404 for everyone else, as the
+"""The test-bank pages (docs/rubric.md): a campaign's items per query; add, edit and retire,
+each with a note and audited. Secret: organisers only, 404 for everyone else, as the
 test-bank API answers."""
 
 from __future__ import annotations

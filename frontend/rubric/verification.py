@@ -1,9 +1,6 @@
-"""The verification pages of a ranking or response track (docs/rubric.md):
-the grid (passages x items, grade and extracted answer, post-edited in place), verify
-grading (each item's answers grouped by grade), a passage with its grades, and the
-manual-qrels lists (missing from the test bank, spurious items). Organisers of the
-campaign only; 404 for everyone else.
-"""
+"""The verification pages of a ranking or response track: the grid, verify grading, a
+passage, and the missing-and-spurious lists (docs/results.md, "Verification pages of a
+RUBRIC track"). Organisers of the campaign only; 404 for everyone else."""
 
 from __future__ import annotations
 
@@ -108,11 +105,9 @@ def passage(request: HttpRequest, slug: str, track: str) -> HttpResponse:
 
 @login_required
 def grade_edit(request: HttpRequest, slug: str, track: str, judgment_id: int) -> HttpResponse:
-    """Post-edit one rubric grade (GET: the judgment with its history and the form).
-
-    `judgment_edit` keeps the audit trail and queues scoring once the edit commits; the
-    edit applies wherever the same (passage text, item text) was graded.
-    """
+    """Post-edit one rubric grade (GET: the judgment, its history and the form). The edit
+    applies wherever the same passage text was graded on the same item text, is audited, and
+    queues scoring once it commits."""
     rubric_track = _rubric_track(request, slug, track)
     if judgment_id >= 2**63:  # no judgment (and past SQLite's integers)
         raise Http404("No such grade.")
@@ -144,10 +139,8 @@ def grade_edit(request: HttpRequest, slug: str, track: str, judgment_id: int) ->
 
 @login_required
 def testbank_gaps(request: HttpRequest, slug: str, track: str) -> HttpResponse:
-    """Missing from the test bank (passages manual qrels call relevant with no item at
-    min_grade) and spurious items (items at min_grade on passages manual qrels call
-    non-relevant), from the track's current manual reference; without manual qrels
-    the page says what it needs instead of showing empty lists."""
+    """Missing from the test bank and spurious items, from the track's current manual qrels;
+    without them the page says what it needs instead of showing empty lists."""
     rubric_track = _rubric_track(request, slug, track)
     reference = reference_current(track=rubric_track)
     qrels = reference.qrels if reference is not None else None

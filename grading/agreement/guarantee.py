@@ -1,8 +1,5 @@
-"""Which judgments may stand without a person: a confidence threshold with a guarantee.
-
-Fixed-sequence testing over the judge's confidence ("Trust or Escalate", Jung, Brahman
-and Choi, ICLR 2025); the procedure and its reading are in docs/agreement.md.
-"""
+"""Which judgments may stand without a person: a confidence threshold with a guarantee, by
+fixed-sequence testing ("Trust or Escalate", Jung et al., ICLR 2025; docs/agreement.md)."""
 
 from __future__ import annotations
 

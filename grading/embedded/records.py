@@ -1,16 +1,5 @@
-"""Where the machine's embedded judge is written down, and who is using it.
-
-Under `<var_dir>/run/`, per packaged model:
-- `embedded-judge-<model>.json`, the record: the server's address, slots, pid and
-  engine, written whole (a rename) so a reader sees the old record or the new one;
-- `embedded-judge-<model>.lock`, taken (`flock`) by whoever starts or withdraws a server;
-- `embedded-judge-<model>.lease`, on which every process using the server holds a
-  shared `flock`. The kernel drops a process's hold when it exits, however it exits, so
-  the server, trying for an exclusive hold now and then, learns when nobody uses it.
-
-No Django here, and nothing that starts a server: the server and its users both read
-and write these files (server.py, shared.py).
-"""
+"""Where the machine's embedded judge is written down, and who uses it: its record, start lock
+and lease file under `<var_dir>/run/` (docs/judging.md, "One judge per machine")."""
 
 from __future__ import annotations
 

@@ -1,28 +1,5 @@
-"""Run a packaged model as a llama.cpp OpenAI-compatible HTTP server with `xllamacpp`.
-
-`xllamacpp.Server(params)` loads the model, then serves HTTP from background threads of
-the process that made it until the object is deleted. `EmbeddedJudge` runs it in a child
-process (`python -m grading.embedded.server --child ...`) rather than in the caller:
-- the model's memory and llama.cpp's threads stay out of web and worker processes, and
-  nothing is forked after the native library is loaded (it is not fork-safe);
-- Celery's prefork workers are daemonic and may not start multiprocessing children, but
-  they may start a subprocess.
-
-The child binds 127.0.0.1 on a port the OS picks (no race over a "free" port) and
-reports its address on stdout; the parent then waits for `/health` to answer 200.
-How long the child lives depends on how it was started:
-- as a context manager (a benchmark, a test): until its stdin closes (so also when the
-  parent dies), on SIGTERM, or it is killed after a grace period;
-- with a `Lease` (the machine's shared judge, shared.py): in a session of its own, so
-  no terminal's Ctrl-C nor its starter's exit reaches it, until no process has held its
-  lease for `idle_seconds` (records.py), or SIGTERM.
-
-Its llama.cpp threads wait without spinning (OpenMP's passive wait policy): a spinning
-thread holds a core that another process needs, and on a shared machine every step
-then waits for a descheduled thread (docs/judging.md, "The engine"). It serves
-`/metrics`, whose counters tell the judge client that a slow reply is still coming.
-`main()` (behind `manage.py serve_llm`) serves in the foreground until interrupted.
-"""
+"""Run a packaged model as a llama.cpp OpenAI-compatible HTTP server with `xllamacpp`, in a child
+process: one caller's, or the machine's shared judge (docs/judging.md, "The engine")."""
 
 from __future__ import annotations
 
@@ -63,13 +40,8 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class ServerOptions:
-    """How to run the server.
-
-    `n_parallel` slots decode concurrently (continuous batching); each gets
-    `ctx_per_slot` tokens of context, enough for a long passage and a nugget, or a
-    question, an answer and ten nuggets, plus the reply. `threads` None lets llama.cpp
-    use every core. `port` 0 lets the OS pick a free one.
-    """
+    """How to run the server: `n_parallel` slots of `ctx_per_slot` tokens of context each;
+    `threads` None uses every core, `port` 0 lets the OS pick a free one."""
 
     n_parallel: int = 4
     ctx_per_slot: int = 4096
@@ -105,12 +77,8 @@ def server_log_path(var_dir: Path) -> Path:
 
 @dataclass(frozen=True)
 class Lease:
-    """What keeps a shared server alive: processes holding shared locks on the lease
-    file beside `record` (records.lease_path).
-
-    Once none has held one for `idle_seconds`, the server withdraws `record` (if it
-    still names it) and exits.
-    """
+    """What keeps a shared server alive: shared locks on the lease file beside `record`; once none
+    is held for `idle_seconds`, the server withdraws `record` (if still its own) and exits."""
 
     record: Path
     idle_seconds: float
@@ -124,18 +92,8 @@ class Lease:
 
 
 class EmbeddedJudge:
-    """A llama.cpp server for a packaged model, in a child process; a context manager.
-
-        with EmbeddedJudge("qwen2.5-coder-0.5b", var_dir=Path("var")) as judge:
-            config = JudgeConfig(base_url=judge.base_url, model=judge.model, concurrency=4)
-
-    Installs the model first if needed (see `models.ensure_model`). The server's log
-    goes to `<var_dir>/logs/embedded-judge.log` unless `log_path` says otherwise.
-    With a `lease`, the server lives on its own once started (see the module docstring).
-    `engine` names the llama.cpp build (engines.py; None: the best installed).
-    `command` replaces the child's command line (then no model is installed): a stand-in
-    that speaks the same start-up protocol, for tests of what is built on this class.
-    """
+    """A llama.cpp server for a packaged model in a child process, as a context manager; with a
+    `lease` it lives on its own once started. `command` replaces the child's (tests' stand-ins)."""
 
     def __init__(
         self,
@@ -188,10 +146,7 @@ class EmbeddedJudge:
 
     def start(self) -> Self:
         """Install the model if needed, start the server and wait until it is healthy.
-
-        A machine's own build that fails to start where none was asked for by name (a
-        disk moved to an older CPU, say) gives way to the prebuilt wheel, with a warning.
-        """
+        A native build that fails to start, unless asked for by name, yields to the prebuilt."""
         if self._process is not None:
             return self
         command = self.command or self._child_command(
@@ -314,11 +269,8 @@ def run_server(
     on_ready: Callable[[str], None],
     stop: threading.Event,
 ) -> None:
-    """Serve `model_path` in this process until `stop` is set (blocks).
-
-    `on_ready` gets the listening address ("http://127.0.0.1:PORT") once the model is
-    loaded and the HTTP server accepts requests.
-    """
+    """Serve `model_path` in this process until `stop` is set (blocks); `on_ready` gets the address
+    ("http://127.0.0.1:PORT") once the model is loaded and the server accepts requests."""
     # The native library is loaded only in the process that serves (and it ships no
     # type hints, hence Any).
     xllamacpp: Any = importlib.import_module("xllamacpp")
@@ -408,14 +360,8 @@ def _child(model_path: Path, *, alias: str, options: ServerOptions,
 
 
 class ChildLife:
-    """How a server child lives (the real one, and the stand-ins of tests).
-
-    Made first thing: stdout goes to the log (only the ready line goes to the parent's
-    pipe, so the pipe never fills up), and SIGINT/SIGTERM set `stop`. Without a lease,
-    the end of stdin sets it too (the parent closed it, or died); with one, so does the
-    lease falling unused (`watch_lease`), once the address is announced. `end` withdraws
-    a leased server's record, however it stopped.
-    """
+    """How a server child lives: stdout to the log but the ready line, `stop` set by SIGINT/SIGTERM
+    and by stdin's end (no lease) or the lease falling unused; `end` withdraws a leased record."""
 
     def __init__(self, lease: Lease | None) -> None:
         self.lease = lease

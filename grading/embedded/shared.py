@@ -1,25 +1,5 @@
-"""One embedded judge per machine: per VAR_DIR and packaged model, shared by every process.
-
-A Celery worker runs several prefork children, and the `grade` command or `serve_llm`
-may run beside it; each starting its own llama.cpp server would load the model once per
-process and set the copies fighting over the same cores. So the first process that needs
-the judge starts it and records it (records.py); every other process finds it there.
-
-- A process that uses the judge holds a lease on it (a shared `flock`, records.py) from
-  its first `shared_judge` until it exits, whichever way it exits; forked children
-  share their parent's. The server belongs to none of them: it runs in a session of
-  its own and stops once no process has held a lease for `idle_seconds` (server.py).
-  So a `grade` command that found the server another command started goes on when that
-  command ends, and one command after another reuse one loaded model.
-- Starting is serialised by a lock beside the record: of two processes that find no
-  live server at once, one starts it and the other waits for the lock, then finds it.
-- A record is live when its server's pid exists and its `/v1/models` lists the model.
-  Anything else (a server killed, a reboot, a pid reused by an unrelated process, a
-  server that stopped answering) is stale and is replaced under the lock; a judge
-  client that loses its server asks `shared_judge` again (grading/setup.py).
-
-No Django imports here: the caller passes the var dir and the model.
-"""
+"""One embedded judge per machine (per VAR_DIR and model), shared by every process through its
+record and leases; no Django imports here (docs/judging.md, "One judge per machine")."""
 
 from __future__ import annotations
 
@@ -73,13 +53,8 @@ def find_judge(model: str, *, var_dir: Path) -> SharedJudge | None:
 
 def shared_judge(model: str, *, var_dir: Path, launch: Launch | None = None,
                  idle_seconds: float = IDLE_SECONDS, engine: str | None = None) -> SharedJudge:
-    """The machine's server of `model`: the recorded one if it is live, else one started
-    here (by `launch`, the packaged model on `engine` by default) and recorded for the
-    others.
-
-    This process holds a lease on it from now on (`hold_lease`). A server started here
-    stops `idle_seconds` after the last process using it has gone.
-    """
+    """The machine's server of `model`: the recorded one if live, else one started here (by
+    `launch`) and recorded; this process holds a lease on it from now on (`hold_lease`)."""
     record = record_path(model, var_dir=var_dir)
     hold_lease(record)
     found = find_judge(model, var_dir=var_dir)

@@ -1,42 +1,6 @@
-"""An async judge client for any OpenAI-compatible server (vLLM, llama.cpp, ...).
-
-One `JudgeClient` per event loop, used as `async with JudgeClient(config) as judge:`.
-Every call sends the request's messages with its JSON schema as `response_format` and
-the judge's decoding parameters (temperature 0), and returns a `JudgeCall` record with
-the parsed label and its provenance.
-
-A reply may take longer than `timeout`: the client then looks at the server's work
-counters (grading/llm/progress.py) and waits another `timeout` as long as they rise,
-so a slow judge grades slowly instead of failing. It gives up on a server that shows
-no progress (or publishes no counters) over a whole `timeout`.
-
-Failures, and what each call does about them:
-- timeouts, connection errors, 408, 409, 429, 5xx, and a 200 that holds no chat
-  completion, are transient: retried up to `max_retries` times with exponential backoff
-  and jitter (a 429's Retry-After is honoured), then `JudgeError(permanent=False)`, so
-  a task can retry later. Where the config can `relocate` (the machine's embedded
-  judge), a connection error first asks where the server is now: one that stopped is
-  found again, or started again, and the retry goes there;
-- any other 4xx (bad request, auth, unknown model) is permanent: `JudgeError(permanent=
-  True)` at once, with no retry, since sending the same request again cannot help;
-- a reply that does not parse is asked for again, up to `parse_attempts` replies in all,
-  then returned flagged `needs_review` with the raw output. That is never raised: an
-  organiser decides what such a reply means, and nothing counts it meanwhile.
-
-A verdict's confidence is the judge's probability for it, read off the token logprobs.
-A server that sends none (some proxies and hosted APIs) is asked the same question
-`doubt_samples` more times at SAMPLE_TEMPERATURE, and the confidence is the share of
-all replies that agree with the verdict (at least 1/2: the greedy verdict is the
-likelier one): a judge that flips when it samples doubts.
-
-The HTTP is a plain JSON POST through the transport of `config.transport`
-(grading/llm/transport.py: aiohttp, or an httpx pool), and the reply is read as JSON:
-no SDK between the two, since its request and response models cost several times the
-CPU of the call itself, and a worker's CPU per call bounds how many judgments it asks
-for a second (bench/bench_grading.py measures both). The policy above is the only retry
-policy, and a semaphore caps the requests in flight at `concurrency` (the server's
-parallel slots); backoff sleeps happen outside it so a waiting call frees its slot.
-"""
+"""An async judge client for any OpenAI-compatible server (vLLM, llama.cpp): one call per
+request, retried as docs/judging.md ("What a call retries") says, returning the label with
+its provenance; a slow server is waited for while its work counters rise."""
 
 from __future__ import annotations
 
@@ -108,14 +72,8 @@ class JudgeError(Exception):
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """Where the judge is and how to talk to it (GRADER_* settings).
-
-    `base_url` includes the API prefix, e.g. "http://127.0.0.1:8000/v1". `timeout`
-    (seconds) is how long a request may wait without the server showing progress.
-    `max_retries` counts transient-failure retries; `parse_attempts` counts replies
-    asked for before a call is flagged for review. `relocate`, where given, says where
-    the server is now (it may start it again) after a connection error.
-    """
+    """Where the judge is and how to talk to it (GRADER_* settings): `base_url` with its API
+prefix, `timeout` without progress, retries, replies asked for before review."""
 
     base_url: str
     model: str
@@ -145,14 +103,8 @@ class JudgeConfig:
 
 @dataclass(frozen=True)
 class JudgeCall(Generic[Label]):
-    """The outcome of one judgment, with everything needed to audit or replay it.
-
-    `label` is None exactly when `needs_review`; `error` then says why the last reply
-    did not parse. `confidence` is the judge's own probability for its verdict, read
-    off the token logprobs (None where the request has no verdict field or the server
-    sent no logprobs). `raw_output`, tokens, `latency` (seconds), `served_model` and
-    `finish_reason` describe the last reply; `attempts` counts every HTTP request made.
-    """
+    """One judgment with everything needed to audit or replay it: the label (None exactly when
+`needs_review`, `error` saying why), the judge's confidence, the last reply and its cost."""
 
     kind: JudgmentKind
     label: Label | None
@@ -176,12 +128,8 @@ class JudgeCall(Generic[Label]):
 
     @cached_property
     def input_hash(self) -> str:
-        """The cache key of the request under this judge (its model and decoding).
-
-        Worked out when first asked for: the pipeline keys judgments by its own hash of
-        the input, and hashing every call's messages on the event loop would delay the
-        replies waiting there.
-        """
+        """The cache key of the request under this judge, worked out when first asked for so
+that hashing never delays the replies waiting on the event loop."""
         decoding = DecodingParams(**cast(dict[str, Any], self.decoding))
         return self.request.input_hash(model=self.model, decoding=decoding)
 
@@ -207,12 +155,8 @@ TOP_LOGPROBS = 5
 
 
 def verdict_probability(tokens: Sequence[Any], verdict: bool) -> float | None:
-    """The judge's probability for `verdict` at the first true/false token of a reply.
-
-    llama.cpp and vLLM report each token's logprob and its `top_logprobs` alternatives
-    before the grammar masks them, so the verdict's two candidates are both there; the
-    probability is renormalised over the two (the grammar allows nothing else there).
-    """
+    """The judge's probability for `verdict` at the first true/false token of a reply,
+renormalised over the two candidates, which the servers report before the grammar masks."""
     for token in tokens:
         if not isinstance(token, Mapping):
             continue
@@ -324,12 +268,8 @@ class JudgeClient:
         *,
         on_settled: Callable[[], None] | None = None,
     ) -> list[JudgeCall[Label] | JudgeError]:
-        """Judge many requests concurrently; outcomes in request order.
-
-        A failed call yields its JudgeError in place, so one failure does not lose the
-        others' work; the semaphore keeps at most `concurrency` of them in flight.
-        `on_settled` is called as each call ends, succeeded or not (a progress bar).
-        """
+        """Judge many requests concurrently; outcomes in request order, a failure in its place,
+`on_settled` called as each call ends (a progress bar)."""
 
         async def settled(request: JudgeRequest[Label]) -> JudgeCall[Label] | JudgeError:
             outcome = await self._settled(request)
@@ -342,11 +282,8 @@ class JudgeClient:
     async def judge_each(
         self, requests: Iterable[JudgeRequest[Label]]
     ) -> AsyncIterator[tuple[JudgeRequest[Label], JudgeCall[Label] | JudgeError]]:
-        """Judge many requests concurrently, yielding (request, outcome) as each ends.
-
-        For callers that store each judgment as soon as it is made. Leaving the loop
-        early cancels the calls still running.
-        """
+        """Judge many requests concurrently, yielding (request, outcome) as each ends, for callers
+that store each judgment at once; leaving the loop early cancels the rest."""
         tasks = [asyncio.ensure_future(self._paired(request)) for request in requests]
         try:
             for next_done in asyncio.as_completed(tasks):
@@ -370,10 +307,8 @@ class JudgeClient:
     async def _reply_with_retries(
         self, request: JudgeRequest[Any], attempts: int, *, sample: int = 0
     ) -> tuple[_Reply, int]:
-        """One reply from the server, retrying transient failures; the attempts so far.
-
-        `sample` > 0 asks for that sampled reply (SAMPLE_TEMPERATURE, its own seed).
-        """
+        """One reply from the server, retrying transient failures, and the attempts so far;
+`sample` > 0 asks for that sampled reply (SAMPLE_TEMPERATURE, its own seed)."""
         failures = 0
         while True:
             attempts += 1

@@ -1,10 +1,5 @@
-"""What the judge is asked: a request (prompt, schema, parser) and its content hash.
-
-A `JudgeRequest` carries everything that determines the judge's input except the model
-and decoding parameters, which belong to the judge (the client's configuration). The
-content hash of all of them is the cache key of a judgment: identical inputs under the
-same judge and prompt version are judged once (docs/judging.md).
-"""
+"""What the judge is asked: a request (prompt, schema, parser) and its content hash, the
+cache key of a judgment under a judge's model and decoding (docs/judging.md)."""
 
 from __future__ import annotations
 
@@ -68,12 +63,9 @@ def input_hash(
     decoding: DecodingParams,
     response_format: JsonObject | None = None,
 ) -> str:
-    """sha256 (hex) of a canonical JSON of everything that determines a judgment.
-
-    Canonical: sorted keys, no insignificant whitespace, UTF-8 text as is, so the same
-    input always hashes the same across processes and Python versions. The reply schema
-    is included too, so a schema change can never reuse judgments made under the old one.
-    """
+    """sha256 of a canonical JSON (sorted keys, no spaces, UTF-8 as is) of all that decides a
+    judgment, the reply schema included: the same input hashes the same in any process, and
+    a new schema never reuses old judgments."""
     payload = {
         "prompt_version": prompt_version,
         "model": model,

@@ -1,7 +1,5 @@
-"""Strict parsing of judge replies into labels: a reply that is not exactly what its
-schema describes raises `ReplyParseError`, which the client retries and finally flags for
-review, so a malformed reply is never counted (docs/judging.md, "Replies").
-"""
+"""Strict parsing of judge replies: one that is not exactly what its schema describes
+raises `ReplyParseError`, retried and finally flagged for review (docs/judging.md)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""Is the judge's server still working? Its Prometheus counters say.
-
-A reply can be slow because the server is slow (a small CPU, cores shared with other
-work, a long prompt queued behind others) or because it hangs. Only the second should
-fail a call. llama.cpp (with `/metrics` on) and vLLM both count the tokens they have
-processed and the batches they have run; while those counters rise, a late reply is
-still coming (grading/llm/client.py keeps waiting).
-
-    >>> work_done('# HELP llamacpp:n_decode_total ...\\nllamacpp:n_decode_total 41\\n')
-    41.0
-    >>> work_done('vllm:generation_tokens_total{model_name="m"} 7.0\\n') is None
-    False
-    >>> work_done("<html>not found</html>") is None
-    True
-"""
+"""Is the judge's server still working? Its Prometheus work counters say: while they rise, a
+late reply is still coming (docs/judging.md, "Slow judges and timeouts")."""
 
 from __future__ import annotations
 

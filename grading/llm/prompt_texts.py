@@ -1,9 +1,5 @@
-"""The text of every prompt version this software knows, as the judge sends it.
-
-A judgment stores its prompt version, not its prompt; the results archive
-(scoring.archive) writes each version's text beside the judgments, so a reader sees what
-the judge was asked without this repository at hand. The inputs appear in braces.
-"""
+"""The text of every prompt version this software knows, as the judge sends it, inputs in
+braces: judgments store only versions, so the results archive writes these beside them."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""Versioned prompt templates for the two R2C2 judgments (docs/judging.md).
-
-Each template returns chat `messages`: a system message holding the fixed instructions,
-then one user message with the variable parts. The fixed part comes first and is
-byte-identical across calls so that vLLM's (and llama.cpp's) prefix cache is reused.
-
-Change a template's text, and you must bump its version: the version is part of every
-judgment's provenance and of the cache key, so old judgments stay tied to the old words.
-The wording is plain and short on purpose; it must work for a 0.5B model too. The
-entailment prompt calls the nugget a CLAIM and asks for the verdict before the reason;
-on the packaged models that scored best on a small hand-made set (12/12 for the 1.5B,
-where reason-first wording got 11/12). The answer prompt asks for the reason first.
-
-What a track asks of the judge (`AnswerCheck`, `RubricAnswerCheck`, `PromptTarget`) is
-the campaign's own vocabulary (campaign.vocabulary); the prompts are what it selects.
-"""
+"""Versioned prompt templates: the first R2C2 ones (v1) and the RUBRIC ones. Change a text and
+you must bump its version, part of every judgment's cache key
+(docs/judging.md, "Prompts and versions")."""
 
 from __future__ import annotations
 
@@ -86,13 +73,8 @@ def answer_messages(
     answer_check: AnswerCheck = AnswerCheck.NUGGETS,
     gold_answers: Sequence[str] = (),
 ) -> list[ChatMessage]:
-    """Answer evaluation with relevant-nugget identification (answer-v1).
-
-    `nuggets` maps NuggetNum to text and holds only the entailed nuggets: bogus ones are
-    never shown to this step. They are listed in NuggetNum order, each under its own
-    number, so the reply can name them. `gold_answers` (the track's secret answer key)
-    are shown only when `answer_check` is "gold" or "both", and then are required.
-    """
+    """Answer evaluation with relevant-nugget identification (answer-v1): only the entailed nuggets,
+    under their NuggetNums in order; `gold_answers` shown, and required, under "gold" or "both"."""
     if answer_check not in ANSWER_CHECKS:
         choices = tuple(str(check) for check in ANSWER_CHECKS)
         raise ValueError(UNKNOWN_ANSWER_CHECK.format(choices=choices, found=answer_check))
@@ -187,11 +169,8 @@ no answer."""
 
 
 def rubric_messages(*, passage: str, item: str, target: PromptTarget | str) -> list[ChatMessage]:
-    """Self-rating of `passage` on one test-bank `item` (rubric-v1).
-
-    The passage comes first in the user message: grading asks about every item of a
-    query for each passage, so consecutive calls share the passage as a cached prefix.
-    """
+    """Self-rating of `passage` on one test-bank `item` (rubric-v1); the passage comes first, so
+    consecutive calls on one passage share it as a cached prefix."""
     chosen = _target(target)
     label = "QUESTION" if chosen is PromptTarget.QUESTIONS else "NUGGET"
     return [

@@ -1,26 +1,5 @@
-"""RUBRIC / EXAM++ grading, pure part: judge requests, reply parsing, answer checks.
-
-Per (passage, test-bank item) the judge self-rates answerability on the 0..5 scale of
-"Pencils Down!" (Farzi & Dietz, ICTIR 2024, Table 2) and extracts the answer, kept for
-human verification (docs/rubric.md). Two rules from EXAM++ (Farzi & Dietz,
-LLM4Eval 2024, section 4.2.1) turn a reply into a grade:
-- an extracted answer that expresses unanswerability ("unanswerable", "no answer",
-  ...) makes the grade 0, whatever the model rated;
-- a reply that never parses gets grade 1 and is flagged for review (`settled_grade`):
-  the client retries a reply that does not parse and then returns it with no label.
-
-With an answer key (`answer_check: key`), the extracted answer is verified by
-`answer_matches_key`: both strings normalised (lower case, stop words removed, Snowball
-stems) and matched when their Levenshtein distance is under 20% of the longer one.
-`answer_check: llm` asks the judge instead (`answer_key_request`).
-
-Libraries, not hand lists: the English Snowball (Porter2) stemmer of `snowballstemmer`
-(pure Python, the Snowball project's own generated code); the 175-word English stop
-list of `stopwords` (the classic list of the Snowball/NLTK kind: function words only;
-`stop-words` was rejected because its 1,333-word list stops "one", "two", "first",
-"second", "yes", "world", so different answers would normalise alike); and the
-edit distance of `rapidfuzz` (C++, typed).
-"""
+"""RUBRIC / EXAM++ grading, pure part: judge requests, reply parsing and answer checks
+(docs/rubric.md, "Grading")."""
 
 from __future__ import annotations
 
@@ -97,12 +76,8 @@ RUBRIC_FIELDS = ("grade", "answer")
 
 @dataclass(frozen=True)
 class RubricGrade:
-    """A passage's grade on one test-bank item.
-
-    `self_rated` is the grade the judge gave (None when its reply never parsed);
-    `grade` is what counts: 0 when `unanswerable` (the extracted answer says there is
-    none), UNPARSED_GRADE with `needs_review` for a reply that never parsed.
-    """
+    """A passage's grade on one test-bank item: `self_rated` the judge's (None: never parsed);
+    `grade` what counts, 0 when `unanswerable`, UNPARSED_GRADE with `needs_review` if unparsed."""
 
     grade: int
     answer: str
@@ -134,11 +109,8 @@ def expresses_unanswerability(answer: str) -> bool:
 
 
 def parse_rubric(raw: str) -> RubricGrade:
-    """Parse a self-rating reply `{"grade": 0..5, "answer": str}`, strictly.
-
-    An out-of-range or non-integer grade is a ReplyParseError (the client asks again,
-    then flags the reply). An answer that expresses unanswerability makes the grade 0.
-    """
+    """Parse a self-rating reply `{"grade": 0..5, "answer": str}`, strictly: a bad grade is a
+    ReplyParseError; an answer that expresses unanswerability makes the grade 0."""
     reply = _load_object(raw, RUBRIC_FIELDS)
     grade = _typed(reply, "grade", int, "an integer")
     if grade not in RUBRIC_GRADES:
@@ -172,12 +144,9 @@ def rubric_request(*, passage: str, item: str,
 
 
 def parse_bank_items(raw: str, *, n: int, with_answers: bool) -> tuple[GeneratedItem, ...]:
-    """Parse a generated test bank `{"items": [{"text": str, "answers": [str]}]}`.
-
-    Texts and answers are stripped; an item without text and a repeated text (same
-    `normalise_phrase`) are dropped, as is a repeated answer. More than `n` items, or
-    none left, is a ReplyParseError.
-    """
+    """Parse a generated test bank `{"items": [{"text": str, "answers": [str]}]}`: stripped;
+    empty and repeated texts and repeated answers dropped; more than `n` items, or none left, is a
+    ReplyParseError."""
     reply = _load_object(raw, ("items",))
     listed = _typed(reply, "items", list, "an array")
     if len(listed) > n:
@@ -229,13 +198,8 @@ def normalise_answer(text: str) -> str:
 
 
 def answer_matches_key(answer: str, key_answers: Sequence[str]) -> bool:
-    """EXAM++ answer verification: does `answer` match one of `key_answers`?
-
-    A match when the Levenshtein distance of the normalised strings is under
-    KEY_MATCH_RATIO (20%) of the longer one's length. An empty normalised answer
-    matches nothing. Source: Farzi & Dietz, "EXAM++", LLM4Eval 2024 (`answer_check:
-    key`).
-    """
+    """EXAM++ answer verification (`answer_check: key`; Farzi & Dietz, LLM4Eval 2024): a match when
+    the normalised strings' Levenshtein distance is under KEY_MATCH_RATIO (20%) of the longer."""
     given = normalise_answer(answer)
     if not given:
         return False

@@ -1,22 +1,5 @@
-"""JSON schemas sent as `response_format` so the server constrains the reply's shape.
-
-Both vLLM (xgrammar/guidance) and llama.cpp (llguidance or GBNF) compile these into a
-grammar, so they keep to the subset both handle well: objects with fixed, required
-properties and `additionalProperties: false`, booleans, strings, integer enums and
-`maxItems`. No `patternProperties`, no `uniqueItems`, no free-form objects.
-
-Grammars emit properties in schema order, and the order matters to a small model: the
-entailment verdict comes first (that scored best on the packaged models), the answer
-evaluation writes its reason first, then the verdict, per-nugget reasons and the
-relevant list. Every free-text field has a `maxLength` so a model that loops inside a
-string is cut short by the grammar instead of running to `max_tokens`.
-
-The answer schema is built per request from the NuggetNums shown: `nugget_reasons` is an
-object whose keys are exactly those numbers (as strings, as JSON requires) and
-`relevant` may only hold them. So even a small model cannot name a nugget it was not
-shown, and the parser (`parsing.py`) still checks everything for servers that ignore
-`response_format`.
-"""
+"""JSON schemas sent as `response_format`, in the subset vLLM and llama.cpp both compile into a
+grammar, their property order chosen for small models (docs/judging.md, "Replies")."""
 
 from __future__ import annotations
 

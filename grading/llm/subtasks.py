@@ -1,31 +1,5 @@
-"""The judge's questions, divided into simple yes/no subtasks (prompt versions v2).
-
-The R2C2 task design asks for "divide and conquer": simple, controllable subtasks for
-the LLM. Version 1 (prompts.py) asked a small model for the whole answer check in one
-reply (correctness, a reason per nugget, the relevant list) and it said "correct" to
-wrong answers that it had just compared with the gold one. Version 2 asks one yes/no
-question per call:
-
-- `entailment`: does the PASSAGE support the CLAIM?                    -> entailed
-- `gold`:       does the ANSWER give the GOLD ANSWER?                   -> correct
-- `nuggets`:    assuming the NUGGETS true, is the ANSWER right?         -> correct
-- `relevance`:  does this NUGGET help to deduce the (correct) ANSWER?   -> relevant
-
-The reply is the verdict alone, the JSON `true` or `false` (the schema is a bare
-boolean; its name, `r2c2_<field>`, says which field it fills), so a reply is one or two
-tokens and the judge's own probability for its verdict is read off the token logprobs
-of its first token (client.py). On the packaged models on 2 CPU cores a JSON object
-reply cost about 15 decoded tokens, mostly whitespace, at 70 ms each.
-
-Reasons are written on demand (`explain_request`): the reply schema fixes the verdict
-already given, and the model writes one sentence for it. Grading asks for one where the
-judge doubts (a person will look).
-
-Each subtask's fixed instructions form the system message and the variable parts follow
-in one user message, shared parts first (question and answer before the nugget), so the
-server's prefix cache serves the repeated start of each call. A change of wording needs
-a new version: the version is part of each judgment's provenance and cache key.
-"""
+"""The judge's questions as simple yes/no subtasks (prompt versions v2), one per call, the reply
+a bare true/false, reasons on demand (docs/judging.md, "Prompts and versions", "Replies")."""
 
 from __future__ import annotations
 
@@ -48,12 +22,8 @@ ANSWER_V2 = "answer-v2"
 
 @dataclass(frozen=True)
 class SubtaskPrompt:
-    """A subtask's wording, the field its verdict fills, and how sure "true" must be.
-
-    `true_above`: the judge's probability of "true" from which the verdict is "true"
-    (grading/judge.py shifts the log-odds so it becomes the even point). The packaged
-    models lean to "true"; where that was measured, the threshold says so.
-    """
+    """A subtask's wording, the field its verdict fills, and `true_above`: the judge's probability
+    of "true" from which the verdict is "true" (the packaged models lean to "true")."""
 
     version: str
     field: VerdictField

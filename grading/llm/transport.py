@@ -1,21 +1,5 @@
-"""The judge client's one HTTP seam: POST a JSON body, get the status, body and Retry-After.
-
-Two transports, chosen by name (`make_transport`), behave alike: a pool of at most
-`connections` keep-alive connections to the judge's server, a `connect_timeout`
-(seconds), the API key as a bearer token, and the environment's proxy settings for the
-judge's host (HTTP(S)_PROXY, NO_PROXY), read once. A request has no time limit of its
-own: the client decides how long a reply may take (client.py waits while the server
-shows progress). A request that gets no HTTP answer raises `NoAnswer` (`timed_out`
-says which way it failed); any answer, an error status included, is returned for the
-client to judge (grading/llm/client.py decides what is retried).
-
-- "aiohttp": aiohttp's client, whose C parser makes a call cost the least CPU. The judge
-  client's CPU per call bounds how many judgments one worker can ask for a second
-  (bench/bench_grading.py measures it beside the others).
-- "httpx": a plain httpx pool (the library under the openai SDK), where aiohttp is not
-  installed.
-"auto" is the first of them installed.
-"""
+"""The judge client's one HTTP seam: POST a JSON body, get the status, body and Retry-After,
+through aiohttp or an httpx pool (docs/judging.md, "Slow judges and timeouts")."""
 
 from __future__ import annotations
 

@@ -1,32 +1,5 @@
 """The deterministic half of the answer check: does an answer match the gold answer key?
-
-With a gold answer key (`answer_check: gold|both`) most answers are decided by a plain
-comparison, the way QA evaluation has long done it (SQuAD's normalised exact match):
-both sides are normalised (Unicode compatibility forms, case, punctuation, the articles
-"a", "an", "the", number words as digits, parenthesised asides such as a year) and an
-answer equal to any line of the key for its question is correct, by rule. So is an
-answer that leads with a key line and then explains, "The Matrix; released in March
-1999, ...": its lead (the text before the first ";", sentence end or dash) equals
-a key line and no hedge word ("or", "maybe", "probably", ...) appears anywhere in it.
-Two short numbers that differ ("3" against the key's "4" / "Four") are incorrect, by
-rule, and so is an answer that names only some of the parts of a key line listing
-several ("Best Picture and Best Director" against "Best Picture, Best Director and Best
-Screenplay"; "Matt Damon" against "Matt Damon and Ben Affleck"), while one that names
-them all in another order is correct. Everything else (an
-answer that explains first, a hedge, a near miss) goes to the LLM, which then has one
-simple question to answer instead of the whole check.
-
-    >>> gold_verdict("The Matrix (1999)", ["The Matrix"])
-    GoldVerdict(correct=True, rule='gold-match', matched='The Matrix')
-    >>> gold_verdict("three", ["4", "Four"])
-    GoldVerdict(correct=False, rule='number-mismatch', matched='')
-    >>> gold_verdict("The Matrix; released in March 1999", ["The Matrix"])
-    GoldVerdict(correct=True, rule='gold-lead', matched='The Matrix')
-    >>> gold_verdict("Probably The Matrix", ["The Matrix"]) is None
-    True
-    >>> gold_verdict("Roger Allers", ["Roger Allers and Rob Minkoff"])
-    GoldVerdict(correct=False, rule='part-of-list', matched='Roger Allers and Rob Minkoff')
-"""
+(docs/judging.md, "The gold answer key's rules")."""
 
 from __future__ import annotations
 
@@ -70,7 +43,7 @@ class GoldVerdict:
 
 
 def normalise(text: str) -> str:
-    """The comparable form of an answer: see the module docstring."""
+    """The comparable form of an answer (docs/judging.md, "The gold answer key's rules")."""
     text = _without_asides(unicodedata.normalize("NFKC", text).casefold())
     text = _THOUSANDS.sub("", text)
     words = [w for w in _NOT_WORD.sub(" ", text.replace("_", " ")).split() if w not in ARTICLES]

@@ -67,12 +67,8 @@ def _link(
     records: Sequence[NuggetRecord] | Sequence[AnswerRecord], judgments: list[Judgment],
     slot: str,
 ) -> None:
-    """Point each record (nugget or answer) at its judgment in `slot`: create or update.
-
-    One upsert on the link's unique fields (record, slot), so two graders linking the
-    same records at once (a takeover under way) both succeed, the later link standing,
-    where a plain insert would fail on the unique constraint.
-    """
+    """Point each record (nugget or answer) at its judgment in `slot` by one upsert on (record,
+    slot), so two graders linking the same records at once both succeed, the later standing."""
     manager: Any = link_model.objects
     record_id = f"{record_field}_id"
     existing: dict[int, int] = {}
@@ -93,17 +89,9 @@ def run_grade(
     progress: GradingProgress | None = None, qids: Collection[str] | None = None,
     claim: Claim | None = None,
 ) -> GradeReport:
-    """Grade an AC run with `judge` (docs/judging.md) and link every record to its judgment.
-
-    1. Entailment of every nugget record against the passage its PassageKey names.
-    2. Answer evaluation per question with only the entailed nuggets; a question
-       with a nugget whose entailment needs review waits until an organiser decides.
-    Inputs judged before (by this judge and prompt version) are not sent again.
-    Safe to run again, and after post-edits: only new inputs cost judge calls.
-    `qids`: only these questions (a chunk of the run, grading.work.chunks). `claim`: the
-    task's claim, re-asserted before each batch and by every link write, which it
-    makes in one transaction with the claim's row locked; `ClaimLost` once it is lost.
-    """
+    """Grade an AC run with `judge` and link every record to its judgment: entailments, then
+    answers with their entailed nuggets; `qids` limits it to a chunk, and `claim` is re-asserted
+    by every write (docs/judging.md, "How an input is judged")."""
     progress = progress or Unwatched()
     report = GradeReport(run=run)
     answer_rows = AnswerRecord.objects.filter(run=run)
@@ -194,10 +182,8 @@ class GoldAnswersMissing(JudgeUnavailable):
 
 
 def questions_without_gold(run: Run) -> list[str]:
-    """The qIDs the run answers that have no gold answer, where its track checks answers
-    against them (empty otherwise). Loading refuses such a campaign file, but a reload
-    keeps questions the file dropped (without their gold answers), and the admin edits
-    tracks and gold answers."""
+    """The qIDs the run answers that have no gold answer, where its track checks answers against
+    them (empty otherwise): a reload or the admin can leave a campaign so."""
     if run.track.answer_check not in (AnswerCheck.GOLD, AnswerCheck.BOTH):
         return []
     answered = AnswerRecord.objects.filter(run=run).values("qid")

@@ -48,11 +48,8 @@ BAD_ANSWER = "answer must be a string; found {found!r}"
 
 
 def _checked_grade(judgment: Judgment, changes: dict[str, Any]) -> dict[str, Any]:
-    """A rubric edit: `grade` (0..5), and optionally the `answer` (else the one given).
-
-    `key_match`, where the judgment has one, stays the judge's: it checked the answer,
-    not the grade (a confirmation, which sends the whole label, may repeat it).
-    """
+    """A rubric edit: `grade` (0..5), and optionally the `answer` (else the one given); `key_match`
+    stays the judge's, since it checked the answer, not the grade (docs/review.md)."""
     current = judgment.label or {}
     repeated = "key_match" in changes and changes["key_match"] == current.get("key_match")
     if repeated:
@@ -167,13 +164,8 @@ NOTHING_TO_CONFIRM = ("this judgment has no label to confirm (the judge's reply 
 
 @transaction.atomic
 def judgment_confirm(*, judgment: Judgment, user: AbstractBaseUser) -> Judgment:
-    """One click for "reviewed, the judge was right": an edit to the label it already has.
-
-    It is an edit like any other (a JudgmentEdit with CONFIRM_NOTE, the reason kept), so
-    agreement figures count it as the organisers agreeing, and whatever asks whether a
-    doubtful judgment was reviewed sees it edited (status `reviewed`). Its runs are
-    graded and scored again, as after any edit, so no leaderboard is older than it.
-    """
+    """One click for "reviewed, the judge was right": an edit to the label it has now, with
+    CONFIRM_NOTE; its runs are graded and scored again (docs/review.md, "Confirmations")."""
     # The label confirmed is the one stored now, not the one the caller last saw.
     judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
     label = judgment.label

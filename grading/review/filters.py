@@ -1,12 +1,5 @@
-"""The judgments list's query parameters, one FilterSet for the API and the review page.
-
-The filtering itself is `grading.selectors.judgment_uses`, in the database: a judgment
-is listed once per use (a nugget record's entailment, an answer's evaluation, a
-passage's grade on a test-bank item), and the uses of the three kinds live in three
-tables merged into one order. So these FilterSets
-declare and parse the parameters (a bad value is a form error naming it, which the API
-answers with a 400) and hand the cleaned values to that selector.
-"""
+"""The judgments list's query parameters, one FilterSet for the API and the review page: they
+parse the parameters and hand them to `grading.selectors.judgment_uses` (docs/review.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Where people are needed: the judgments the judge doubted, reviewed or not yet.
-
-A kind of judgment whose blind sample has labels is under the agreement guarantee
-(grading.agreement): a judgment of it needs a person when its confidence is under the
-threshold the sample set (escalated), or when none passed (everything escalated). Other
-kinds keep the campaign's `review_below` against the judge's confidence (calibrated
-where it can be). A rubric grade whose reply never parsed always needs a person. Only
-the judgments the current runs use count: those are what leaderboards are computed
-from. A judgment is reviewed once an organiser has edited, confirmed or blind-labelled it.
-"""
+"""Where people are needed: the judgments of the current runs that the guarantee escalates or that
+fall under `review_below`, reviewed or not (docs/review.md, "What needs a person")."""
 
 from __future__ import annotations
 
@@ -39,11 +31,8 @@ def escalation_thresholds(*, campaign: Campaign) -> dict[str, float | None]:
 
 def is_doubtful(*, judgment: Judgment, campaign: Campaign,
                 thresholds: dict[str, float | None] | None = None) -> bool:
-    """Does this judgment need a person (escalated, or under the review threshold)?
-
-    Outside the guarantee an unmeasured confidence is not doubt (there is nothing to
-    compare); under it, an unmeasured confidence is the lowest there is.
-    """
+    """Does this judgment need a person (escalated, or under the review threshold)? An unmeasured
+    confidence is no doubt outside the guarantee, and the lowest there is under it."""
     if judgment.kind == JudgmentKind.RUBRIC and judgment.llm_label is None:
         return True
     sure = (judgment.confidence if judgment.calibrated_confidence is None
@@ -97,7 +86,8 @@ def official_judgments(*, campaign: Campaign,
 
 def doubtful_judgments(*, campaign: Campaign,
                        runs: QuerySet[Run] | None = None) -> QuerySet[Judgment]:
-    """Official judgments under the campaign's review threshold, reviewed or not."""
+    """Official judgments that need a person (escalated, or under the review threshold),
+    reviewed or not."""
     return official_judgments(campaign=campaign, runs=runs).filter(
         doubt_filter(campaign=campaign))
 

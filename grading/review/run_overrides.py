@@ -1,13 +1,5 @@
-"""Organisers' overrides of a run, with what follows from each.
-
-The run's new state and its audit line are submissions.overrides' (which knows neither
-grading nor scoring); this module queues what follows, in the same transaction, so an
-action is never recorded without its consequence queued, nor queued without its record:
-- re-run: the run is graded again, by the path the dashboard's "grade" takes
-  (`enqueue_grading`: QUEUED now, a task on commit);
-- withdraw and restore: the leaderboards are recomputed without / with the run;
-- charge and refund a failure: nothing to queue (the quota reads the run as it is).
-"""
+"""Organisers' overrides of a run, with what follows from each queued in the same transaction
+as its record (docs/review.md, "Run overrides")."""
 
 from __future__ import annotations
 
@@ -35,13 +27,8 @@ class RunOverride:
 def run_override(
     *, run: Run, action: RunActionKind, user: AbstractBaseUser, reason: str
 ) -> RunOverride:
-    """Do `action` to `run` for an organiser, audited with `reason`, and queue what follows.
-
-    OverrideRefused for a missing or bad reason, a run whose state does not allow the
-    action, or (re-run) a campaign whose judge may not grade yet (the words the
-    dashboard gives). `QueueUnavailable` at the commit if the queue does not answer:
-    the action stands, its work is what to ask for again.
-    """
+    """Do `action` to `run` for an organiser, audited with `reason`, and queue what follows;
+    OverrideRefused when refused, `QueueUnavailable` at the commit if the queue does not answer."""
     if action == RunActionKind.RERUN:
         refusal = grading_refusal(campaign=run.track.campaign,
                                   judge_model=official_model_name())

@@ -1,10 +1,5 @@
-"""REST API v1 for a RUBRIC campaign's test bank (docs/rubric.md). Thin views.
-
-The bank is secret: to everyone but the campaign's organisers it answers exactly as if
-it did not exist (404, docs/access.md). The writes are campaign.testbank's audited
-services; once runs are graded, an added or edited item is graded on what they rated
-(`testbank_changed`), and the campaign scored again.
-"""
+"""REST API v1 for a RUBRIC campaign's test bank (docs/rubric.md). Thin views; to everyone but
+the campaign's organisers the bank answers as if it did not exist (404, docs/access.md)."""
 
 from __future__ import annotations
 

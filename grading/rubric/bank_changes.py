@@ -1,16 +1,5 @@
-"""What a change to a RUBRIC campaign's test bank sets going (docs/rubric.md).
-
-Grading always uses the current bank, and editing an item's text makes its earlier
-grades stale. Once runs are graded, an item that is added or edited is graded at once on the
-passages already graded for its query, and only that item: the other items' pairs keep
-their grades (`rubric_items_grade`). Then the campaign is scored again, so the
-leaderboards follow the bank. A retired item needs no judge: its grades stop counting,
-so scoring again is all it needs.
-
-Before any run is graded nothing is queued: grading a run grades every current item.
-The views call `testbank_changed` after the campaign app's audited write
-(campaign/testbank.py), which knows nothing of grading.
-"""
+"""What a change to a RUBRIC campaign's test bank sets going: the changed items graded on what
+the graded runs rated, then scoring (docs/rubric.md, "The test bank")."""
 
 from __future__ import annotations
 
@@ -24,8 +13,6 @@ from grading.rubric.grades import RubricGradeReport, rubric_items_grade
 from grading.work.dispatch import enqueue_scoring, enqueue_testbank_items
 from submissions.models import Run, RunQuerySet, RunStatus
 
-#: When the grading of changed items could not be queued: grading the graded runs again
-#: grades every current item, the changed ones included (the others' grades are cached).
 
 def _rubric_runs(campaign: Campaign) -> RunQuerySet:
     return Run.objects.filter(track__campaign=campaign,
@@ -54,12 +41,8 @@ def testbank_items_regrade(
     *, campaign: Campaign, items: Collection[int], judge: Judge,
     progress: GradingProgress | None = None,
 ) -> ItemsRegraded:
-    """Grade `items` (ids) on what the graded runs rated for their queries, then queue
-    scoring, unless a run is still being graded (its grading ends the round and scores).
-
-    Raises `JudgeUnavailable` where judge calls failed; what succeeded is kept, and
-    grading the items again judges only the rest.
-    """
+    """Grade `items` (ids) on what the graded runs rated for their queries, then queue scoring,
+    unless a run is still being graded; `JudgeUnavailable` where calls failed (the rest kept)."""
     report = rubric_items_grade(campaign=campaign, items=items, judge=judge,
                                 progress=progress)
     scoring_task = None

@@ -1,14 +1,5 @@
-"""Drafting a RUBRIC campaign's test bank with the judge (docs/rubric.md).
-
-`testbank_generate` asks the judge (the versioned prompt and JSON schema of
-grading/llm/rubric.py, `bank_items_request`) for N items per query that has none, and
-stores them as drafts through the test bank's own services (campaign/testbank.py), so
-each addition is audited like an organiser's: who asked (None from the command), and a
-note naming the prompt version and the model. Organisers then review, edit, activate
-or retire the drafts. A query is all or nothing: where the judge failed, its reply never
-parsed or an item was refused, the query's report says why and none of its items is
-stored.
-"""
+"""Drafting a RUBRIC campaign's test bank with the judge: N audited drafts per query without
+items, all or nothing per query (docs/rubric.md, "The test bank")."""
 
 from __future__ import annotations
 
@@ -70,12 +61,8 @@ def testbank_generate(
     *, campaign: Campaign, judge: ItemDrafter, target: str = PromptTarget.QUESTIONS,
     n: int = 10, user: User | None = None,
 ) -> GenerationReport:
-    """Draft `n` items of `target` (questions or nuggets) for each query without items.
-
-    The judge's calls run concurrently; each query's drafts are then stored in one
-    transaction. Returns the report per query; raises ValueError for a bad `target` or
-    `n` (before any call).
-    """
+    """Draft `n` items of `target` (questions or nuggets) for each query without items; the report
+    per query. ValueError for a bad `target` or `n`, before any call."""
     target = PromptTarget(target).value  # ValueError names a bad target
     todo, skipped = _queries_without_items(campaign)
     # Built first: a bad `n` or target fails here, before any judge call.

@@ -1,15 +1,5 @@
-"""Writes for RUBRIC grading (docs/rubric.md): grade passages on the test bank.
-
-`rubric_grade` grades every (passage, current item of its query) pair with the judge's
-self-rating and links each pair to its judgment (`PassageItemGrade`). A grade belongs
-to a passage's text and an item's text, not to a run: it is cached by input across
-runs and re-gradings (grading.judgment_cache, held by its unique constraint), so a
-passage retrieved by ten runs costs one judgment per item, and after an item's text is
-edited only that item's pairs are new inputs. `rubric_run_grade` is the pass over one
-ranking or response run that `grading.work.run_grading.run_grading` makes; `rubric_items_grade`
-grades the items an organiser just added or edited, on every passage already graded for
-their queries, and nothing else.
-"""
+"""Writes for RUBRIC grading: grade passages on the test bank, one judgment per (passage text,
+item text) shared by every run (docs/rubric.md, "Grading")."""
 
 from __future__ import annotations
 
@@ -59,12 +49,8 @@ class RubricGradeReport:
 
 
 def campaign_answer_check(*, campaign: Campaign) -> RubricAnswerCheck:
-    """The answer check a campaign's rubric judgments carry: the strictest of its ranking
-    and response tracks' `answer_check` (none, key, llm).
-
-    Grades are per passage and item, shared by every track and run, so they cannot
-    differ by track; a track with a weaker check ignores `key_match`.
-    """
+    """The answer check a campaign's rubric judgments carry: the strictest of its ranking and
+    response tracks' (none, key, llm), since grades are shared by every track."""
     checks = {RubricAnswerCheck(track.answer_check) for track in campaign.tracks.all()
               if track.is_rubric and track.answer_check in tuple(RubricAnswerCheck)}
     return max(checks, key=_STRICTNESS.index, default=RubricAnswerCheck.NONE)
@@ -89,17 +75,9 @@ def rubric_grade(
     batch: int = 1024, progress: GradingProgress | None = None,
     only_items: Collection[int] | None = None, claim: Claim | None = None,
 ) -> RubricGradeReport:
-    """Grade each passage `(qid, docid, text)` on every current item of its query (on
-    the current ones of `only_items`, ids, when given).
-
-    A passage given more than once (retrieved by several runs) is graded once. Inputs
-    judged before by this judge and prompt version cost no call; new judgments are
-    stored with full provenance as they are made, and each pair's link is then created
-    or moved to its judgment. Where judge calls fail, what succeeded is kept and
-    `JudgeUnavailable` is raised (grading again judges only the rest), as for R2C2.
-    Under a task's `claim`, no batch is sent and no link written once the claim is lost
-    (`ClaimLost`): a task that took the run over grades on from the cache.
-    """
+    """Grade each passage `(qid, docid, text)` once on every current item of its query (of
+    `only_items`, when given), judging only new inputs and linking each pair to its judgment;
+    `JudgeUnavailable` where calls failed, `ClaimLost` once `claim` is lost."""
     progress = progress or Unwatched()
     report = RubricGradeReport()
     check = campaign_answer_check(campaign=campaign)
@@ -138,12 +116,8 @@ def rubric_run_grade(
     *, run: Run, judge: Judge, batch: int = 1024, progress: GradingProgress | None = None,
     claim: Claim | None = None,
 ) -> RubricGradeReport:
-    """Grade what a ranking or response run retrieved (`passages_to_grade`: the top
-    `depth` of each query, or every segment of each response) on the test bank.
-
-    The grades are the passages', not the run's: another run that retrieved the same
-    passages finds them graded and costs no judge call.
-    """
+    """Grade what a ranking or response run retrieved (`passages_to_grade`) on the test bank; the
+    grades are the passages', so another run retrieving them costs no call."""
     passages = [(p.qid, p.docid, p.text) for p in passages_to_grade(run=run)]
     return rubric_grade(campaign=run.track.campaign, passages=passages, judge=judge,
                         batch=batch, progress=progress, claim=claim)
@@ -153,16 +127,8 @@ def rubric_items_grade(
     *, campaign: Campaign, items: Collection[int], judge: Judge, batch: int = 1024,
     progress: GradingProgress | None = None,
 ) -> RubricGradeReport:
-    """Grade test-bank `items` (ids; just added or edited) on what the campaign's graded
-    runs rated for their queries, and only on that: the pairs of the other items keep
-    their grades and cost nothing.
-
-    Runs being graded count too (one that started before the edit read the bank
-    without it). Runs not graded yet are left alone: grading them grades every current
-    item. A retired item is not graded (its grades no longer count); an edit that left
-    an item's inputs as they were (its status, or answers no check reads) finds its
-    judgments cached and makes no judge call.
-    """
+    """Grade test-bank `items` (ids; just added or edited) on what the graded, queued and grading
+    runs rated for their queries, and only that (docs/rubric.md, "The test bank")."""
     wanted = _current_items(campaign, items)
     runs = (Run.objects.filter(track__campaign=campaign, track__kind__in=RUBRIC_TRACK_KINDS)
             .current().filter(status__in=RunStatus.JUDGED | RunStatus.IN_GRADING)

@@ -1,12 +1,6 @@
-"""Reads for RUBRIC grades: which (passage, item) grades count now, and which runs use them.
-
-A grade belongs to a passage and an item, not to a run (PassageItemGrade): a run uses
-the grades of the passages grading rates of it, its top `depth` per query (a ranking
-run) or every segment (a response run), as `submissions.selectors.passages_to_grade`
-lists them for one run. Here the same rule is a query condition, for many runs at once
-(the judgments list's `?run=`, the publishing gate, grading progress). Its own module:
-grading.review.queue and grading.selectors both need it, and the second imports the first.
-"""
+"""Reads for RUBRIC grades: which (passage, item) grades count now and which runs use them, as
+query conditions for many runs at once; a module of its own since grading.review.queue and
+grading.selectors both need it, and the second imports the first."""
 
 from __future__ import annotations
 
@@ -54,12 +48,8 @@ class PairCounts:
 
 
 def rubric_pair_counts(*, campaign: Campaign, runs: Sequence[Run]) -> dict[int, PairCounts]:
-    """PairCounts of each of `runs` (ranking or response runs) by run id, in three
-    queries however many runs.
-
-    The passages are read one row each (runs x queries x depth, never x items); the
-    items are counted per query and the fresh grades per passage in the database.
-    """
+    """PairCounts of each of `runs` (ranking or response) by run id, in three queries however many
+    runs: passages read one row each, items and fresh grades counted in the database."""
     if not runs:
         return {}
     items_of = dict(

@@ -1,14 +1,6 @@
-"""Confidence that means what it says: fit a map from the judge's raw confidence in its
-label to the share of such labels people agree with, and measure how far apart they are.
-
-Two fits, both on (raw confidence, agreed with people) pairs of a labelled set:
-isotonic regression (Zadrozny and Elkan 2002: the non-decreasing step function closest
-to the outcomes, pooled adjacent violators) and Platt scaling (Platt 1999: a logistic
-curve on the logit of the confidence). The expected calibration error is Guo et al.
-2017's: the sample-weighted mean gap between confidence and accuracy over equal-width
-bins. `out_of_fold` gives each item the confidence a fit on the other folds assigns it,
-so that a calibration is never measured on the items it was fitted on.
-"""
+"""Confidence that means what it says: fit a map from the judge's raw confidence to the share
+of such labels people agree with, and measure the gap
+(docs/judging.md, "How sure the judge is: calibration")."""
 
 from __future__ import annotations
 

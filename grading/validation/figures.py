@@ -1,17 +1,5 @@
-"""How well a judge agrees with human labels: pure functions over (human, judge) pairs.
-
-A pair holds the human's label and the judge's (None where the judge gave none: its
-reply never parsed or the call failed); a missing judge label counts as a disagreement,
-since no one can publish on it.
-
-- accuracy: the share of pairs where the judge agrees with the human;
-- Cohen's kappa, (p_o - p_e) / (1 - p_e), with p_e the agreement expected by chance from
-  each side's own rate of "true" (Cohen 1960, "A coefficient of agreement for nominal
-  scales"); None where p_e is 1 (both sides always say the same thing);
-- the confusion matrix, human label by judge label;
-- precision and recall of a chosen verdict (for entailment, of "bogus": false), the
-  numbers a campaign needs when bogus nuggets cost participants points.
-"""
+"""How well a judge agrees with human labels: accuracy, Cohen's kappa, the confusion matrix,
+precision and recall over (human, judge) pairs (docs/judging.md, "Validating the judge")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""A campaign's bar for its judge: the thresholds a validation must reach before grading.
-
-Organisers set them in the campaign file:
-
-    judge_thresholds:
-      entailment_accuracy: 0.95
-      answer_gold_accuracy: 0.95
-      answer_gold_exact_relevant_set: 0.75
-
-Each key names a pass of the validation (grading/validation/runner.py) and a figure of
-it (`JUDGE_THRESHOLDS`, kept with the campaign file's other keys). With any set, `grade`
-runs only when the latest validation of the official judge, under the prompt versions in
-use now, reaches every one.
-"""
+"""A campaign's bar for its judge: the `judge_thresholds` a validation must reach before grading
+(docs/judging.md, "Validating the judge")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Labelled sets for judge validation: what a careful human assessor said, item by item.
-
-A set is a UTF-8 JSON Lines file, one item per line, of two kinds:
-
-    {"id": "E001", "kind": "entailment", "category": "paraphrase",
-     "passage": "...", "nugget": "...", "entailed": true}
-    {"id": "A001", "kind": "answer", "category": "exact", "question": "...",
-     "gold_answers": ["..."], "answer": "...", "nuggets": [{"num": 1, "text": "..."}],
-     "correct": true, "relevant": [1]}
-
-Answer items list only entailed nuggets (the answer step never sees bogus ones), and
-`relevant` is empty unless `correct`, as the R2C2 task defines the labels.
-`read_labelled_set` checks every line and reports every problem with its line number.
-"""
+"""Labelled sets for judge validation: JSON Lines of entailment and answer items, every line
+checked (docs/judging.md, "Validating the judge")."""
 
 from __future__ import annotations
 

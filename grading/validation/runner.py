@@ -1,18 +1,5 @@
-"""Run a judge over a labelled set and measure it (the figures of `judge_eval`).
-
-Three passes, each timed on its own:
-- `entailment`: every entailment item;
-- `answer_gold`: every answer item with its gold answers (`answer_check: gold`);
-- `answer_nuggets`: every answer item from its nuggets alone (`answer_check: nuggets`).
-
-Per pass: accuracy, Cohen's kappa, the confusion matrix, accuracy per category,
-judgments per second (wall clock over the pass), tokens per judgment (prompt and
-completion, all its calls together) and how many judgments a rule made without the LLM.
-Entailment adds precision and recall of "bogus"; the answer passes add the exact
-relevant-set rate: among items a human marked correct with at least one nugget, the
-share whose judged relevant set is exactly the human's (an answer judged wrong has an
-empty set, so it misses).
-"""
+"""Run a judge over a labelled set in three passes and measure it: the figures of `judge_eval`
+(docs/judging.md, "Validating the judge")."""
 
 from __future__ import annotations
 
@@ -177,12 +164,9 @@ def _step_samples(judged: _Judged) -> list[StepSample]:
     return samples
 
 
-
 def _calibrate(result: ValidationResult, judged: list[_Judged], *, source: str) -> None:
-    """Fit the judge's calibration on every item, and give each judgment the calibrated
-    confidence of a fit on the other folds (`refit_confidence`): a fit is never scored
-    on its own items. ECE per pass: raw, through the calibration the judge graded with
-    (a packaged or earlier one: does it hold on this set?), and refitted."""
+    """Fit the judge's calibration on every item, give each judgment an out-of-fold calibrated
+    confidence (`refit_confidence`), and add the ECE per pass: raw, as graded, and refitted."""
     each = [_step_samples(one) for one in judged]
     samples = [sample for mine in each for sample in mine]
     if not samples:

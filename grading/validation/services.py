@@ -47,12 +47,8 @@ def latest_validation(*, campaign: Campaign, judge_model: str) -> JudgeValidatio
 
 
 def grading_refusal(*, campaign: Campaign, judge_model: str) -> str:
-    """Why `judge_model` may not grade this campaign yet; "" when it may.
-
-    Only campaigns with `judge_thresholds` ask; their bar is checked against the
-    thresholds as they are now, so raising one takes effect without a new validation
-    passing by accident.
-    """
+    """Why `judge_model` may not grade this campaign yet; "" when it may. Checked against the
+    `judge_thresholds` as they are now, so raising one takes effect at once."""
     if not campaign.judge_thresholds:
         return ""
     validation = latest_validation(campaign=campaign, judge_model=judge_model)

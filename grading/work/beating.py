@@ -1,12 +1,5 @@
-"""A heartbeat thread: one small database write every few seconds, until stopped.
-
-Both heartbeats beat through it: a claim's (grading.work.claims), which says that a run's or
-a chunk's grading lives, and a worker's (grading.work.workers), which says that the worker
-does. A beat the database refuses (it restarted, a proxy dropped the connection, SQLite
-was busy) is logged and the next beat tries again: a heartbeat thread that died on one
-error would leave a living grader looking dead, and the reaper would send its work to
-another worker while it still grades.
-"""
+"""A heartbeat thread: one small database write every few seconds until stopped, for
+claims and workers alike; a refused beat is logged and retried (docs/operations.md, "Claims")."""
 
 from __future__ import annotations
 
@@ -24,12 +17,8 @@ SHORTEST_PAUSE = 0.05
 
 
 class Heartbeat:
-    """Calls `beat` every `every` seconds in a daemon thread named `name`, from `start()`
-    until `stop()`; at once too if `at_start`.
-
-    Each beat runs on a fresh database connection, closed after it: this thread's
-    connection is its own, and one the database dropped between beats is never reused.
-    """
+    """Calls `beat` every `every` seconds in a daemon thread named `name`, from `start()` until
+    `stop()` (at once too if `at_start`), each beat on a fresh database connection closed after."""
 
     def __init__(self, beat: Callable[[], None], *, every: float, name: str,
                  at_start: bool = False) -> None:

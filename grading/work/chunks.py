@@ -1,16 +1,5 @@
-"""A large AC run graded in chunks, by any workers at once (GRADING_CHUNK_NUGGETS).
-
-The task that claims a run (`run_claim_for_grading`) with token T splits it, when it has
-more nugget records than the chunk size, into chunks of whole questions (a question's
-answer needs all its nuggets' entailments, and nothing else): `run_grading_split`. Each
-chunk is a task of its own; any worker takes any chunk. A chunk has a claim of its own
-(`chunk_claim`: token, heartbeat, taken over once stale, as a run's) and belongs to the
-round T: it grades only while the run is still GRADING under T (`ChunkClaim`), so a run
-queued again, taken over or failed makes the old round's chunk tasks stop, writing
-nothing. The chunk that ends last marks the run GRADED (`chunk_grading`), in the same
-transaction, holding the run's row, so two chunks ending together cannot both think
-the other is still running.
-"""
+"""A large AC run graded in chunks of whole questions, by any workers at once
+(GRADING_CHUNK_NUGGETS; docs/operations.md, "Large runs in chunks")."""
 
 from __future__ import annotations
 
@@ -55,13 +44,9 @@ def chunk_plan(*, run: Run, size: int) -> list[list[str]]:
 
 
 def run_grading_split(*, run: Run, token: str, size: int, queue: str | None = None) -> list[str]:
-    """Split a run claimed with `token` into chunks of at most `size` nugget records and
-    queue a task per chunk (on `queue`); their task ids, or [] if the run fits in one.
-
-    Done again by the same claim (a redelivered task), it keeps the chunks made and
-    queues the ones not graded yet; the chunks of earlier rounds are deleted. Raises
-    `ClaimLost` (nothing written) if the run is no longer claimed with `token`.
-    """
+    """Split a run claimed with `token` into chunks of at most `size` nugget records and queue a
+    task per chunk (on `queue`); their task ids, or [] if it fits in one. A redelivered task
+    keeps the chunks made, earlier rounds' are deleted; `ClaimLost` if the claim is gone."""
     plan = chunk_plan(run=run, size=size)
     counts = _nugget_counts(run)
     if len(plan) == 1:
@@ -80,9 +65,6 @@ def run_grading_split(*, run: Run, token: str, size: int, queue: str | None = No
         waiting = list(GradingChunk.objects.filter(run=run, round=token)
                        .exclude(status=ChunkStatus.GRADED).values_list("pk", flat=True))
         return enqueue_chunk_grading(waiting, queue=queue)
-
-
-
 
 
 @dataclass(frozen=True)
@@ -104,12 +86,8 @@ class ChunkClaim(Claim):
 
 
 def chunk_claim(*, chunk_id: int, token: str) -> GradingChunk | None:
-    """Take a chunk for grading, once: the chunk, or None if another live task holds it,
-    it is graded, or its round is over (the run no longer GRADING under its round).
-
-    As for a run: a redelivered task (same token) takes its chunk again, and any task
-    takes a chunk whose heartbeat is older than GRADING_STALE_SECONDS.
-    """
+    """Take a chunk for grading, once, as a run is taken: the chunk, or None if another live task
+    holds it, it is graded, or its round is over (the run no longer GRADING under its round)."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     claimable = (Q(status=ChunkStatus.QUEUED) | Q(status=ChunkStatus.GRADING, token=token)
@@ -140,16 +118,8 @@ def chunk_grading(
     *, chunk: GradingChunk, token: str, judge: Judge | None = None, may_retry: bool = False,
     worker: str = "",
 ) -> ChunkOutcome:
-    """Grade a chunk claimed with `token` (`chunk_claim`) and record how it ended.
-
-    As `run_grading` does for a run, on the chunk's questions only: the official judge,
-    then an AC track's second judge; a heartbeat keeps the chunk's claim and the run's
-    alive. Graded: the chunk is GRADED (with `worker`, who graded it), and if it was the
-    last of its round the run is GRADED and, at the end of a round of grading, scoring
-    queued. The judge failed: the run is FAILED with the reason (the other chunks of
-    its round then stop), unless a transient failure with `may_retry` leaves the chunk
-    claimed for the caller's retry. A lost claim writes and records nothing.
-    """
+    """Grade a chunk claimed with `token` (`chunk_claim`) as `run_grading` grades a run, and
+    record how it ended; the round's last chunk marks the run GRADED (docs/operations.md)."""
     run = chunk.run
     claim = ChunkClaim(token=token, chunk_id=chunk.pk, run_id=run.pk, round=chunk.round)
 

@@ -1,11 +1,6 @@
-"""Claims on grading work: what a task holds while it grades a run or a chunk.
-
-A claim is a token written on the row (a run's `grading_token`, a chunk's `token`) and a
-heartbeat the task keeps touching. Every write that assumes the claim re-asserts it in
-one conditional UPDATE (`Claim.hold`), so a task whose work was taken over writes nothing
-more. Kept apart from grading.work.runs so that every grading service (R2C2's, the
-rubric's, the chunks') can take a claim without importing the others.
-"""
+"""Claims on grading work: the token and heartbeat a task holds while it grades a run or a
+chunk, re-asserted by every write (docs/operations.md, "Claims"). Apart from grading.work.runs
+so that every grading service can take one without importing the others."""
 
 from __future__ import annotations
 
@@ -39,14 +34,9 @@ class ClaimLost(Exception):
 
 @dataclass(frozen=True)
 class Claim:
-    """A task's claim on grading work: what every write that assumes it re-asserts.
-
-    `touch` is one conditional UPDATE (the heartbeat's): it writes the beat and says
-    whether the claim still holds. Reading the claim and then writing would leave a
-    window for a takeover between the two; the UPDATE also locks the row until the
-    transaction ends, so a takeover waits for a write under way (`hold`) and never
-    interleaves with it. `lost` is set once a beat finds the claim gone.
-    """
+    """A task's claim on grading work: `touch` is one conditional UPDATE that writes the beat and
+    says whether the claim holds, `hold` a write's transaction that starts with it, and `lost` is
+    set once a beat finds the claim gone."""
 
     token: str
     lost: threading.Event = field(default_factory=threading.Event, compare=False)
@@ -71,12 +61,8 @@ class Claim:
 
 @contextlib.contextmanager
 def claim_heartbeat(claim: Claim, *, name: str) -> Iterator[None]:
-    """While the block runs, touch `claim` every `beat_every()` seconds (setting `lost`
-    once it is gone), from a thread named `name` (grading.work.beating).
-
-    A thread, not a per-batch call: one batch to a slow judge (the embedded one makes a
-    few judgments a second) can outlast the staleness limit.
-    """
+    """While the block runs, touch `claim` every `beat_every()` seconds from a thread named `name`,
+    setting `lost` once it is gone: one batch to a slow judge can outlast the stale time."""
 
     def touch() -> None:
         if not claim.touch():
@@ -108,14 +94,9 @@ class Ended(Generic[Report]):
 
 def claimed_work(work: Callable[[], Report], *, fail: Callable[[str], None],
                  may_retry: bool) -> Ended[Report]:
-    """Do grading `work` under a claim, the one way a run's and a chunk's grading end.
-
-    A lost claim (`ClaimLost`) records nothing. A judge that failed has `fail` record its
-    first error as the reason, at once when the server refused (permanent), while a
-    transient failure with `may_retry` is left for the caller to retry under the same
-    claim. Any other error is recorded as unexpected (naming only its type: the details
-    are in the log, not in front of the team) and raised.
-    """
+    """Do grading `work` under a claim and record how it ended, for runs and chunks alike:
+    lost, the judge failed (`fail`, unless transient and `may_retry`), or an unexpected error
+    (recorded, naming only its type, and raised)."""
     try:
         return Ended(report=work())
     except ClaimLost:

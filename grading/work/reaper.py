@@ -1,25 +1,5 @@
-"""The reaper: grading that went silent is queued again, or failed with the reason.
-
-`celery beat` runs `grading_reap` every GRADING_REAP_EVERY seconds (grading.tasks), so
-no run stays "grading" or "queued" forever, whoever is or isn't watching:
-
-- a run GRADING whose heartbeat is older than GRADING_STALE_SECONDS (its worker died, or
-  hangs) is QUEUED again with a new task; so is a chunk of a large run (grading.work.chunks);
-- a run (or chunk) QUEUED longer than that, while workers listen on the grading queue
-  and nothing anywhere is being graded, lost its task on the way (a broker restarted
-  without persistence, a message dropped): it is sent again. A run waiting behind a long
-  queue is never sent again: the workers are busy then, so some grading has a fresh
-  heartbeat. A run held back by the judge's validation (`grading_refusal`) is QUEUED on
-  purpose and left alone;
-- each time counts in `Run.grading_requeues` (`GradingChunk.requeues`); the time after
-  GRADING_MAX_REQUEUES the run is FAILED with a reason that says what happened.
-
-Every change is one conditional UPDATE that re-asserts what the reaper saw (the status,
-the claim's token, the old heartbeat), like the claims: two reapers at once, or a worker
-beating just now, make the UPDATE match nothing, and only the reaper whose UPDATE
-matched sends a task. A grader whose run was re-queued finds its token gone at its next
-beat and stops writing (grading.work.claims).
-"""
+"""The reaper: grading that went silent is queued again, or failed with the reason, by
+conditional UPDATEs safe beside live grading (docs/operations.md, "The reaper")."""
 
 from __future__ import annotations
 
@@ -90,8 +70,8 @@ class _Limits:
 
 
 def grading_reap(*, now: datetime | None = None) -> ReapReport:
-    """Re-queue or fail the grading that went silent (see the module's docstring); what
-    it did. Safe to run at any time, twice at once, and beside live grading."""
+    """Re-queue or fail the grading that went silent (docs/operations.md, "The reaper"); what it
+    did. Safe to run at any time, twice at once, and beside live grading."""
     now = now or timezone.now()
     limits = _Limits(now=now, stale=now - timedelta(seconds=settings.GRADING_STALE_SECONDS),
                      stale_seconds=settings.GRADING_STALE_SECONDS,
@@ -288,11 +268,8 @@ def _fail_chunk(seen: QuerySet[GradingChunk], *, chunk: GradingChunk, reason: st
 
 # --- is anyone grading? -------------------------------------------------------------------
 def _workers_idle_on_grading(limits: _Limits) -> bool:
-    """Whether a task QUEUED before the stale limit must have been lost: a worker that
-    listens on the grading queue has been up since before it and still beats, and no run
-    or chunk anywhere has a fresh heartbeat (with one task reserved per process, a worker
-    with tasks waiting for it would be grading one). With no worker alive, a task sent
-    again would only wait beside the first: nothing is sent, nothing counted."""
+    """Whether a task QUEUED before the stale limit must have been lost: a worker listening on the
+    grading queue has been up since before it and still beats, and nothing has a fresh heartbeat."""
     listening = any(
         settings.GRADING_QUEUE in worker.queue_names
         for worker in WorkerHeartbeat.objects.filter(

@@ -58,31 +58,9 @@ def run_grading(
     queue_scoring: bool = True, watch: GradingWatch = _unwatched,
     split_above: int | None = None, chunk_queue: str | None = None,
 ) -> GradingOutcome:
-    """Grade a run claimed with `token` (`run_claim_for_grading`) and record how it ended.
-
-    The official judge (`judge`, else the settings' one) grades the run: an AC run with
-    the R2C2 pipeline (`run_grade`), a ranking or response run by self-rating what it
-    retrieved on the test bank (`rubric_run_grade`). An AC track's second judge, if it
-    has one, then labels the run again beside the official labels, for agreement only.
-    A heartbeat keeps the claim alive meanwhile. Then:
-    - graded: the run is GRADED (any earlier failure reason cleared); if no current run
-      of the campaign is QUEUED or GRADING anymore, this was the last of a round and
-      scoring is queued, for fresh leaderboards (unless not `queue_scoring`: the caller
-      scores). A run queued again while it was graded stays QUEUED (`runs_mark_queued`);
-    - the judge failed (`JudgeUnavailable`): the run is FAILED with the judge's first
-      error as its reason, at once when the server refused (a permanent 4xx: a bad API
-      key, an unknown model); a transient failure with `may_retry` leaves the run claimed
-      and the outcome says `retry` (the caller tries again later with the same token);
-    - a gold-check run answers a question without a gold answer (`GoldAnswersMissing`):
-      FAILED at once, naming the questions, before any judge call;
-    - the claim was lost (taken over, or the run queued again and claimed by another
-      task): nothing more is written or recorded, and the outcome says `lost`;
-    - anything else: the run is FAILED, its reason naming the error, and it is raised.
-    `watch(desc)` gives the progress watcher of each judge's pass (the command's bars).
-    An AC run with more nugget records than `split_above` is not graded here: it is
-    split into chunks of whole questions, a task each (on `chunk_queue`), which any
-    workers grade (grading.work.chunks); the outcome lists their tasks.
-    """
+    """Grade a run claimed with `token` (`run_claim_for_grading`) with the official judge, then an
+    AC track's second judge, and record how it ended; an AC run above `split_above` is split into
+    chunks instead. The outcomes: docs/operations.md, "How grading a run ends"."""
     def fail(reason: str) -> None:
         run_grading_finish(run=run, token=token, failure=reason)
 

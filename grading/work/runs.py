@@ -28,19 +28,9 @@ def enqueue_grading(run_ids: list[int]) -> list[str]:
 
 
 def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
-    """Mark the current accepted runs among `run_ids` that grading takes (AC, ranking,
-    response; PR runs are never graded) QUEUED; how many were marked.
-
-    Called where grading is asked for, in the same transaction that sends the tasks on
-    commit, so the statuses show the queue: a round of grading ends when no run of the
-    campaign is QUEUED or GRADING (`run_grading`). A run being graded is marked too: the
-    grader's finish then records nothing (its claim is no longer GRADING) and the new
-    task grades it again, seeing whatever was asked for meanwhile (a judgment edit).
-
-    A person asking starts the reaper's count again (`grading_requeues`), and the
-    heartbeat of a QUEUED run says when it was queued: the reaper sends a run's task
-    again only once it has waited GRADING_STALE_SECONDS with idle workers (grading.work.reaper).
-    """
+    """Mark the current accepted runs among `run_ids` that grading takes QUEUED, a run being graded
+    too (its grader's finish then records nothing); how many. Resets the reaper's count and dates
+    the queueing in the heartbeat (docs/operations.md, "Asking for grading")."""
     return (Run.objects.filter(pk__in=run_ids, track__kind__in=GRADED_TRACK_KINDS).current()
             .accepted().update(status=RunStatus.QUEUED, grading_requeues=0,
                                grading_heartbeat=timezone.now()))
@@ -48,15 +38,8 @@ def runs_mark_queued(*, run_ids: Sequence[int]) -> int:
 
 def run_claim_for_grading(*, run_id: int, token: str) -> bool:
     """Take a run for grading, once: False if another live task holds it or it is not gradable.
-
-    Gradable: a current AC, ranking or response run that is QUEUED, never graded,
-    FAILED, or graded before (grading again only costs judge calls for inputs that
-    changed). A task redelivered after its worker died carries
-    the same token and may take its run again; so may any task once the holder's
-    heartbeat is older than GRADING_STALE_SECONDS (its worker was killed and nothing
-    redelivered the task). The work is idempotent (judgments are cached, links
-    upserted), so taking over loses and duplicates nothing.
-    """
+    A redelivered task (same token) may take it again, and any task once the holder's heartbeat
+    is older than GRADING_STALE_SECONDS (docs/operations.md, "Claims")."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     claimable = (
@@ -101,13 +84,8 @@ FAILED_WITHOUT_MESSAGE = ("grading failed on an error that gave no message; the 
 def run_grading_finish(
     *, run: Run, token: str | None = None, failure: str | None = None
 ) -> None:
-    """Record how grading a run ended: GRADED, or FAILED with `failure` as its reason.
-
-    Only the claim `token` holds is ended: a grader whose run was taken over, or queued
-    again meanwhile (`runs_mark_queued`), records nothing and the outcome stays with the
-    new task. Without a token, whichever claim holds the run is ended (tests that set a
-    run GRADING by hand).
-    """
+    """Record how grading a run ended: GRADED, or FAILED with `failure` as its reason, only under
+    the claim `token` (a grader taken over or queued again records nothing); no token: any claim."""
     if failure is not None and not failure.strip():
         failure = FAILED_WITHOUT_MESSAGE  # a FAILED run always says why
     held = Run.objects.filter(pk=run.pk, status=RunStatus.GRADING)
@@ -129,11 +107,8 @@ def round_end_scoring(*, run: Run) -> str | None:
 
 
 def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) -> list[int]:
-    """The runs to grade (AC, ranking and response; PR runs are never graded): new,
-    queued and failed ones (a queued run whose task was lost included), those whose
-    grader died (no heartbeat for GRADING_STALE_SECONDS), and graded ones when asked.
-    Withdrawn runs are left out: no leaderboard reads their grades (an organiser's
-    re-run of one grades it all the same)."""
+    """The runs to grade, withdrawn ones left out: new, queued and failed ones, those whose grader
+    went silent, and graded ones when asked (docs/operations.md, "Asking for grading")."""
     statuses = RunStatus.AWAITING_GRADING | (RunStatus.JUDGED if include_graded else frozenset())
     stale = timezone.now() - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     return list(

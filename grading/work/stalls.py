@@ -1,9 +1,5 @@
-"""Reads for the organisers' stall list: runs not done yet, by age, and the workers' pulse.
-
-What an organiser asks when a run seems stuck: how long has it been in its state, has
-its worker beaten lately, how often has the reaper re-queued it (grading.work.reaper), and
-are the workers alive at all (grading.work.workers).
-"""
+"""Reads for the organisers' stall list: runs not done yet, oldest in their state first, and the
+workers' pulse (docs/operations.md, "The stall list")."""
 
 from __future__ import annotations
 
@@ -59,14 +55,8 @@ class RunInState:
 
 
 def runs_not_done(*, campaign: Campaign, now: datetime | None = None) -> list[RunInState]:
-    """The campaign's current runs that are not INVALID, SCORED, FAILED (or a PR run's
-    VALID), oldest in their state first.
-
-    The time in the state: the upload for RECEIVED and VALID, the queueing for QUEUED
-    (the heartbeat of a QUEUED run, grading.work.runs.runs_mark_queued), the end of
-    grading for GRADED. A GRADING run is dated by its last heartbeat, which is what says
-    whether it is stuck (a large run may grade for hours and be fine).
-    """
+    """The campaign's current runs not at an end (INVALID, SCORED, FAILED, a PR run's VALID),
+    oldest in their state first; a GRADING run is dated by its last heartbeat."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
     waiting = (Q(status__in=[RunStatus.RECEIVED, RunStatus.QUEUED, RunStatus.GRADING,

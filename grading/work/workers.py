@@ -1,12 +1,5 @@
-"""Each Celery worker's heartbeat in the database: who is alive, and since when.
-
-The worker's main process starts a thread at `worker_ready` (config/celery.py) that
-writes the worker's row every WORKER_HEARTBEAT_SECONDS, one UPDATE whatever the worker
-does, so a busy worker beats as an idle one does. The organisers' stall list shows the
-rows; the reaper sends a lost task again only while some worker listening on the
-grading queue beats (grading.work.reaper). A run's own heartbeat (grading.work.claims) says
-whether its grading lives; this one says whether its worker does.
-"""
+"""Each Celery worker's heartbeat in the database, written by its main process whatever it
+does: who is alive, and since when (docs/operations.md, "Worker heartbeats")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""Every evaluation formula of the service, as pure functions on plain types and numpy
-arrays (docs/measures.md). Nothing here imports Django or an app; the one package
-imported from outside is the lowest pure one, `submissions.formats`, for the vocabulary
-the run files define (`PassageKey`, the nugget marks B/R/N), re-exported here.
-
-- `ac`: accuracy, nugget precision, O/U/R_O/R_U/HMR, ECE, Brier (R2C2 AC runs)
-- `qrels`: PR qrels derived from marked AC runs
-- `ranking`: nDCG@k through pytrec_eval; Q-measure, nERR@k, MSnDCG@k in numpy
-- `pr_track`: every ranking measure of every run of a track at once, nDCG included
-- `stats`, `hsd`: CIs, paired t-test, randomised Tukey HSD, two-way ANOVA, topic set
-  size design, Kendall's tau, Spearman's rho, Cohen's kappa
-- `track_stats`: a snapshot's intervals, HSD and ANOVA on its question x run matrices
-- `rubric`: RUBRIC / EXAM++ labels, Rubric-Qrels and the trec_eval measures on them,
-  Rubric-Cover@k, n-EXAM, and the meta-evaluation against manual judgments
-"""
+"""Every evaluation formula, as pure functions on plain types and numpy arrays
+(docs/measures.md, docs/statistics.md); no Django. The one import is `submissions.formats`,
+for the run files' vocabulary (`PassageKey`, the nugget marks), re-exported here."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""Answer-and-confidence (AC) measures of NTCIR-19 R2C2.
-
-Accuracy, nugget precision and the calibration measures O, U, R_O, R_U and HMR follow
-Sakai's definition for the NTCIR-19 R2C2 task ("RAG Responses: Confident and Correct?",
-task definition); docs/measures.md restates them. ECE and the Brier score are shown
-beside HMR for reference.
-
-Conventions fixed here (a campaign has N questions, confidence p(i) = score / 100):
-- A question with no answer block counts as incorrect with p = 0 and nugget precision 0,
-  so every aggregate is over the campaign's N questions, never over the answered ones.
-- ECE uses 10 equal-width bins [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0]: left-closed, and
-  the last bin is closed so that p = 1.0 (confidence 100) falls in it.
-"""
+"""AC measures of NTCIR-19 R2C2: accuracy, nugget precision, O, U, R_O, R_U, HMR (Sakai,
+R2C2 task definition), with ECE and Brier beside them. A missing answer counts as wrong,
+confidence 0, nugget precision 0; every mean is over all N questions (docs/measures.md)."""
 
 from __future__ import annotations
 
@@ -49,11 +39,8 @@ _EDGE_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class JudgedAnswer:
-    """One answer block of an AC run after judging.
-
-    `correct` is the (possibly post-edited) answer judgment, `confidence` the integer
-    0..100 from the run, `marks` the mark of every nugget line in file order.
-    """
+    """One judged answer block of an AC run: its (possibly post-edited) verdict, the run's
+    confidence 0..100, and each nugget line's mark in file order."""
 
     correct: bool
     confidence: int
@@ -105,13 +92,8 @@ class AcQuestionColumns:
 
 @dataclass(frozen=True)
 class AcRunScores:
-    """Every AC measure of one run over the campaign's N questions.
-
-    o and u are the summed overconfidence and underconfidence; r_o, r_u and hmr the
-    R2C2 calibration scores (higher is better); ece and brier the reference measures
-    (lower is better). `columns` (and `questions`, built from it when first read)
-    follows the campaign's question order.
-    """
+    """Every AC measure of one run over the campaign's N questions (docs/measures.md): O and
+    U summed; R_O, R_U, HMR higher-better; ECE, Brier lower-better; per question in `columns`."""
 
     n_questions: int
     n_correct: int
@@ -160,10 +142,8 @@ class AcRunScores:
 
 
 def nugget_precision(marks: Sequence[str]) -> float:
-    """Relevant nuggets / all returned nuggets (bogus included); 0 if none returned.
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    """Relevant nuggets / all returned nuggets (bogus included), 0 if none were returned.
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     for mark in marks:
         if mark not in MARKS:
             raise ValueError(BAD_MARK.format(mark=mark))
@@ -174,43 +154,33 @@ def nugget_precision(marks: Sequence[str]) -> float:
 
 def overconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
     """O = sum over the incorrect answers I- of p(i).
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     return float(p[~outcome].sum())
 
 
 def underconfidence(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
     """U = sum over the correct answers I+ of (1 - p(i)).
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     return float((1.0 - p[outcome]).sum())
 
 
 def r_o(o: float, n_incorrect: int) -> float:
     """R_O = 1 - O / |I-|, and 1 when I- is empty (nothing to be overconfident about).
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     return 1.0 if n_incorrect == 0 else 1.0 - o / n_incorrect
 
 
 def r_u(u: float, n_correct: int) -> float:
     """R_U = 1 - U / |I+|, and 1 when I+ is empty (nothing to be underconfident about).
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     return 1.0 if n_correct == 0 else 1.0 - u / n_correct
 
 
 def hmr(r_o_value: float, r_u_value: float) -> float:
     """HMR = 2 R_O R_U / (R_O + R_U), the harmonic mean of R_O and R_U; 0 if both are 0.
-
-    Source: NTCIR-19 R2C2 task definition (Sakai).
-    """
+    Source: NTCIR-19 R2C2 task definition (Sakai)."""
     total = r_o_value + r_u_value
     return 0.0 if total == 0 else 2.0 * r_o_value * r_u_value / total
 
@@ -218,11 +188,8 @@ def hmr(r_o_value: float, r_u_value: float) -> float:
 def calibration_bins(
     probabilities: npt.ArrayLike, *, n_bins: int = ECE_BINS
 ) -> npt.NDArray[np.intp]:
-    """The ECE bin of each probability: k for p in [k/n, (k+1)/n), and n - 1 for p = 1.0.
-
-    Equal-width, left-closed bins with the last one closed, so that p = 1.0 has a bin
-    (docs/measures.md).
-    """
+    """The ECE bin of each probability: k for p in [k/n, (k+1)/n), and n - 1 for p = 1.0,
+    so that confidence 100 has a bin (docs/measures.md)."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
         raise ValueError(BAD_BIN_COUNT.format(n_bins=n_bins))
     p = _probabilities(probabilities)
@@ -232,16 +199,8 @@ def calibration_bins(
 def expected_calibration_error(
     probabilities: npt.ArrayLike, correct: npt.ArrayLike, *, n_bins: int = ECE_BINS
 ) -> float:
-    """ECE = sum over bins b of |B_b| / N * |acc(B_b) - conf(B_b)|.
-
-    Source: Naeini, Cooper & Hauskrecht, "Obtaining Well Calibrated Probabilities Using
-    Bayesian Binning", AAAI 2015, section "Calibration measures"; Guo et al., "On
-    Calibration of Modern Neural Networks", ICML 2017, section 2 (eq. 3).
-
-    Bins are `n_bins` equal-width intervals [k/n, (k+1)/n), left-closed, with the last
-    one closed, so p = 1.0 goes in the last bin (Guo et al. use right-closed bins,
-    which would leave p = 0 out). Empty bins contribute nothing.
-    """
+    """ECE = sum over bins b of |B_b| / N * |acc(B_b) - conf(B_b)|, bins as `calibration_bins`.
+    Source: Naeini et al., AAAI 2015; Guo et al., ICML 2017, eq. 3 (docs/measures.md)."""
     bins = calibration_bins(probabilities, n_bins=n_bins)
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     if p.size == 0:
@@ -254,10 +213,7 @@ def expected_calibration_error(
 
 def brier_score(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
     """Brier score = (1/N) sum of (p(i) - o(i))^2 with o(i) = 1 if correct else 0.
-
-    Source: Brier, "Verification of Forecasts Expressed in Terms of Probability",
-    Monthly Weather Review 78(1), 1950 (the two-category case).
-    """
+    Source: Brier, Monthly Weather Review 78(1), 1950 (the two-category case)."""
     p, outcome = _probabilities_and_outcomes(probabilities, correct)
     if p.size == 0:
         return 0.0
@@ -265,13 +221,9 @@ def brier_score(probabilities: npt.ArrayLike, correct: npt.ArrayLike) -> float:
 
 
 def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) -> AcRunScores:
-    """Score one judged AC run over the campaign's questions `qids` (N = len(qids)).
-
-    `answers` maps qid to the judged answer block; a campaign question without one
-    counts as incorrect with p = 0 and nugget precision 0 (docs/measures.md).
-    Raises ValueError for an empty or repeated question list and for an answer to a
-    question that is not in the campaign.
-    """
+    """Score one judged AC run (qid -> answer) over the campaign's questions `qids`; a question
+    without an answer counts as wrong with p = 0. ValueError for an empty or repeated
+    question list, or for an answer to a question outside it."""
     campaign = _campaign_questions(qids)
     _check_answered(campaign, answers)
     return _run_scores(tuple(qids), answers)
@@ -280,10 +232,8 @@ def score_ac_run(*, qids: Sequence[str], answers: Mapping[str, JudgedAnswer]) ->
 def score_ac_track(
     *, qids: Sequence[str], runs: Mapping[RunKey, Mapping[str, JudgedAnswer]]
 ) -> dict[RunKey, AcRunScores]:
-    """Score every judged AC run of a track (run name -> its answers, as `score_ac_run`
-    takes them) over the campaign's questions; each run's scores equal
-    `score_ac_run(qids=qids, answers=runs[name])`. The campaign is checked once.
-    """
+    """Score every judged AC run of a track (run -> its answers) over the campaign's questions,
+    checked once; each run's scores equal `score_ac_run`'s."""
     campaign = _campaign_questions(qids)
     ordered = tuple(qids)
     scores: dict[RunKey, AcRunScores] = {}
@@ -319,11 +269,8 @@ _RELEVANT_COUNT = methodcaller("count", RELEVANT)
 
 
 def _run_scores(qids: tuple[str, ...], answers: Mapping[str, JudgedAnswer]) -> AcRunScores:
-    """Every measure of one run whose answers name only campaign questions.
-
-    The per-question values are read column by column with C-level maps (a track reads
-    100,000 answers) and every aggregate is one of this module's formulas on the columns.
-    """
+    """Every measure of one run whose answers name only campaign questions, read column by
+    column with C-level maps (a track reads 100,000 answers)."""
     found = list(map(answers.get, qids, repeat(_NO_ANSWER)))
     marks = list(map(_MARKS, found))
     relevant = list(map(_RELEVANT_COUNT, marks))

@@ -1,11 +1,6 @@
-"""The AC measures that are no mean over questions, from sums of per-question parts.
-
-R_O, R_U and HMR (and accuracy and the Brier score, which are means) are functions of
-three sums over the questions: of c (1 if correct), of (1 - c) p (overconfidence) and of
-c (1 - p) (underconfidence), with p the stated confidence / 100. So the randomised Tukey
-HSD can test them (hsd.py): it permutes each question's parts across runs and recomputes
-each run's measure from its sums. The formulas are the ones of ac.py, on arrays.
-"""
+"""R_O, R_U, HMR and accuracy from sums of per-question parts (c, (1 - c) p, c (1 - p)), so
+that the randomised Tukey HSD can test them though they are no means over questions
+(docs/statistics.md). The formulas are ac.py's, on arrays."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
-"""The measures of a leaderboard, each described once.
-
-Scoring, the snapshot's statistics, the results pages, the drill-down, the CSV and
-LaTeX exports and the `score` command all read this list, so a measure appears in all
-of them or in none. A new measure is one entry here with its pure function as
-`compute`; the built-in measures have none because `score_ac_run` and `score_pr_run`
-compute them together, in one pass over a run, and `score_ac_track` and
-`score_pr_track` for every run of a track at once (tests hold every built-in key to
-what those return).
-
-`compute` takes keyword arguments and returns per-question values and their mean:
-for a PR measure `compute(qrels=..., rankings=...)`, for an AC measure
-`compute(qids=..., answers=...)` (the campaign's question ids and the judged answers),
-for a ranking or response measure `compute(rankings=..., grades=..., items=..., qrels=...,
-min_grade=..., cover_k=...)` (the run's rankings, the pool's grades, the test-bank item
-ids per query, the track's Rubric-Qrels and settings).
-
-The RUBRIC track kinds, `ranking` (TREC runs) and `response` (generated responses),
-have the same columns, computed together by `score_rubric_run`.
-"""
+"""The measures of a leaderboard, each described once: scoring, statistics, pages, exports
+and the `score` command all read this list, so a measure shows in all of them or none.
+How to add one: docs/measures.md, "Adding a measure"."""
 
 from __future__ import annotations
 

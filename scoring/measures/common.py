@@ -19,12 +19,8 @@ BAD_CUTOFF = "a cutoff must be a positive integer, got {cutoff!r}"
 
 @dataclass(frozen=True)
 class QuestionScores:
-    """One measure for one run: its mean and the per-question values it averages.
-
-    `per_question` holds exactly the questions the mean is taken over (for ranking
-    measures: every question with at least one relevant document, a question the run
-    did not answer scoring 0), so `mean == sum(per_question.values()) / len(per_question)`.
-    """
+    """One measure of one run: its mean and exactly the per-question values it averages (for
+    ranking measures every question with a relevant document, an unanswered one scoring 0)."""
 
     mean: float
     per_question: Mapping[str, float]
@@ -45,11 +41,8 @@ def check_cutoff(cutoff: int) -> int:
 
 
 def relevant_questions(qrels: Qrels) -> list[str]:
-    """Questions with at least one relevant (grade >= 1) document, sorted.
-
-    These are the questions ranking measures are averaged over, as trec_eval and
-    NTCIREVAL do.
-    """
+    """Questions with at least one relevant (grade >= 1) document, sorted: those ranking
+    measures are averaged over, as trec_eval and NTCIREVAL do."""
     return sorted(qid for qid, judged in qrels.items() if any(g >= 1 for g in judged.values()))
 
 

@@ -1,33 +1,6 @@
-"""Randomised Tukey HSD test over a topic-by-run score matrix (the NTCIR practice).
-
-Source: Carterette, "Multiple testing in statistical analysis of systems-based
-information retrieval experiments", ACM TOIS 30(1), 2012 (the randomised version of
-Tukey's HSD); Sakai, "Laboratory Experiments in Information Retrieval", Springer 2018,
-chapter 4 (multiple comparison procedures; the randomised Tukey HSD with B = 5000 as
-used at NTCIR).
-
-For each of B trials, every topic's row of scores is permuted across the runs
-independently, and the range (max - min) of the run means is recorded. A measure that is
-no mean over topics (HMR, say) is tested the same way on the per-topic parts it is
-computed from: a topic's parts move together, and each run's measure is recomputed from
-its parts' sums (`statistic`). The p-value of
-a pair of runs is the fraction of trials whose range reaches the pair's observed
-absolute difference in means; comparing with the maximum over all runs is what controls
-the familywise error rate.
-
-Speed: a trial costs a random permutation of each of its topic x run cells,
-so the work is done a step of trials at a time on whole arrays, in steps small enough
-(`CHUNK_CELLS`) that a step's keys, cells and scores stay in a core's cache. A row's
-random permutation is drawn by sorting random keys whose low bits are replaced by the
-run's column: one in-place integer sort yields both the random order and the column to
-gather, with no argsort. With up to 256 runs the keys are 32-bit (two from each random
-64-bit word; 32-bit sorts are twice as fast), which leaves few enough random bits that
-two keys of a row tie about once in 7,000 rows: such a row is drawn again, so that every
-row is exactly a uniform random permutation. The trials are split into streams of
-`TRIALS_PER_STREAM`, each drawing from its own generator spawned from the seed and run
-on a small thread pool (numpy releases the GIL), so the result does not depend on the
-number of threads, and memory is a few megabytes per thread whatever B is.
-"""
+"""Randomised Tukey HSD over a topic-by-run score matrix, or over per-topic parts
+(Carterette, ACM TOIS 30(1), 2012; Sakai, Springer 2018, chapter 4). How the trials are
+drawn, and why the p-values repeat: docs/statistics.md, "Randomised Tukey HSD"."""
 
 from __future__ import annotations
 
@@ -124,16 +97,9 @@ def randomised_tukey_hsd(
     workers: int | None = None,
     statistic: SumStatistic | None = None,
 ) -> TukeyHsdResult:
-    """Randomised Tukey HSD p-values for every pair of runs (columns of `scores`).
-
-    `scores` is topics x runs, or with `statistic` parts x topics x runs, each run's
-    value then being `statistic` of its parts' sums over the topics. With an int seed the
-    result is repeatable bit for bit; with a Generator, the trials draw from generators
-    it spawns. `workers` threads (default: up to 4, no more than the CPUs available)
-    share the streams of trials.
-    p = (number of trials with range >= |observed difference|) / B, as in Sakai's
-    implementation (no +1 correction).
-    """
+    """HSD p-values for every pair of runs (columns of `scores`, or parts x topics x runs with
+    `statistic`): trials whose range reaches |difference|, over B, no +1 (as Sakai's). An int
+    seed repeats bit for bit whatever `workers` (docs/statistics.md)."""
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim != (2 if statistic is None else 3) or x.shape[-2] < 1 or x.shape[-1] < 2:
         raise ValueError(BAD_MATRIX.format(shape=x.shape))
@@ -212,14 +178,8 @@ def _permutation_ranges(
 
 @dataclass(frozen=True)
 class _Trials:
-    """How the trials of one test are drawn, a step of `per_step` trials at a time.
-
-    Each row (a topic of a trial) gets one random key per run: random high bits, and
-    the run's column in the low `index_bits`, so that one in-place sort of the keys
-    yields the row's random order and, in the low bits, the column to take each score
-    from. 32-bit keys when the runs need at most 8 index bits: drawn two from a 64-bit
-    word and sorted twice as fast as 64-bit ones.
-    """
+    """How one test's trials are drawn, `per_step` at a time: each row gets random keys whose
+    low `index_bits` hold the run's column, so one sort gives the order and the column."""
 
     x: FloatArray  # parts x topics x runs
     n_parts: int
@@ -296,15 +256,8 @@ class _Trials:
 
     def _tied_rows(self, keys: npt.NDArray[Any], neighbours: npt.NDArray[Any]
                    ) -> npt.NDArray[np.intp]:
-        """Rows of sorted keys where two keys have the same random bits.
-
-        Their order would be the columns' rather than a random one; such a row is drawn
-        again (about one row in 7,000 with 100 runs and 32-bit keys). Given that its keys
-        are distinct, a row's order is uniform (the keys are independent and identically
-        distributed), so every row is a uniform random permutation. Neighbours in a
-        sorted row share their random bits exactly when their XOR is below 2**index_bits;
-        one minimum over the whole step rules out a tie in most steps.
-        """
+        """Rows of sorted keys where two keys share their random bits (neighbours' XOR below
+        2**index_bits): their order would be the columns', so the row is drawn again."""
         if keys.shape[1] < 2:
             return np.empty(0, dtype=np.intp)
         np.bitwise_xor(keys[:, 1:], keys[:, :-1], out=neighbours)

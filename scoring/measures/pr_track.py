@@ -1,16 +1,6 @@
-"""Every ranking measure of every PR run of a track, computed together.
-
-`score_pr_track` gives each run what `score_pr_run` gives it (the tests hold every value
-to 1e-12 of it, and nDCG to 1e-12 of pytrec_eval's), at the cost of one pass over the
-rankings: that pass looks up each ranked passage's grade once and lays the gains out as
-question x run x rank arrays, and every measure, nDCG included, is then a few numpy
-operations on them (the formulas are `ranking`'s, cited there). Handing each run to
-pytrec_eval instead costs a C evaluation per run on top of the same lookups, and the
-NTCIREVAL measures would still need the gains.
-
-Runs are taken in batches of about `BATCH_CELLS` cells, so the arrays of a batch stay in
-the processor's cache and memory stays bounded however many runs a track has.
-"""
+"""Every ranking measure of every PR run of a track at once, on question x run x rank gain
+arrays in batches of about `BATCH_CELLS` cells; equal to `score_pr_run` to 1e-12 (the
+formulas are `ranking`'s; docs/measures.md)."""
 
 from __future__ import annotations
 
@@ -68,15 +58,9 @@ def score_pr_track(
     beta: float = 1.0,
     max_gain: float | None = None,
 ) -> dict[RunKey, PrRunScores]:
-    """All ranking measures of every run in `runs` (run name -> its rankings, as
-    `score_pr_run` takes them), keyed like `runs`.
-
-    Each run's scores equal `score_pr_run(qrels=qrels, rankings=runs[name], ...)`: means
-    over the questions with a relevant document, 0 for a question a run did not answer,
-    nERR's g_max by default the highest grade in the qrels. nDCG@k is computed as
-    trec_eval's ndcg_cut computes it (`dcg_rows`), so it is also MSnDCG@k: the two share
-    one value. Raises ValueError, naming the run, for a ranking that repeats a passage.
-    """
+    """`score_pr_run` for every run of `runs` (run -> rankings), keyed alike; nDCG@k computed
+    as trec_eval's ndcg_cut also serves as MSnDCG@k. ValueError, naming the run, for a ranking
+    that repeats a passage."""
     if beta < 0:
         raise ValueError(BAD_BETA.format(beta=beta))
     ks = sorted_cutoffs(cutoffs)
@@ -120,15 +104,8 @@ def _judged_questions(
 def _gain_arrays(
     questions: _Questions, batch: list[tuple[Hashable, Rankings]], depth: int
 ) -> FloatArray:
-    """question x run x rank gains of the runs in `batch`, zero past a ranking's end.
-
-    The one pass over the rankings: each passage's grade is looked up once, in C (`map`
-    over the question's judged passages), question by question so that a question's
-    judged passages stay in the processor's cache while the rankings of every run of the
-    batch are looked up in them (run by run, the lookups take three times as long). The
-    grades are laid out in one assignment through a mask of the filled cells, row-major:
-    the order they were read in.
-    """
+    """question x run x rank gains of `batch`, zero past a ranking's end: each grade looked up
+    once, in C, question by question so that a question's judged passages stay in cache."""
     grades: list[int] = []
     lengths: list[int] = []
     for qid, judged in zip(questions.qids, questions.judged, strict=True):

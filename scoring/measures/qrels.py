@@ -1,15 +1,6 @@
-"""PR qrels derived from marked AC runs (NTCIR-19 R2C2; docs/formats.md).
-
-A PassageKey (PRrunname, PassageRank) names one passage a PR run returned for a
-question. Its grade is the number of relevant (R) nuggets that cite it over all AC runs
-of the campaign; passages that no relevant nugget cites are not in the qrels
-(nonrelevant, as trec_eval treats unjudged documents).
-
-`PassageKey` and the nugget marks are the run formats' own (`submissions.formats.common`
-and `submissions.formats.marked_ac_run`): that is the lowest pure package, the one pure
-package that another may import, so the qrels read here and the files written there
-speak one vocabulary.
-"""
+"""PR qrels derived from marked AC runs (NTCIR-19 R2C2; docs/formats.md): a PassageKey's
+grade is the number of R nuggets citing it over all AC runs. PassageKey and the marks are
+the run formats' own, so the qrels and the files speak one vocabulary."""
 
 from __future__ import annotations
 
@@ -29,12 +20,8 @@ _CITED_PASSAGE = attrgetter("qid", "passage_key.run_name", "passage_key.rank")
 
 
 def derive_pr_qrels(marked_runs: Iterable[Iterable[MarkedNugget]]) -> dict[str, dict[str, int]]:
-    """qid -> {"RUN:RANK": grade} with grade = number of R nuggets citing that PassageKey.
-
-    Counts over every marked AC run given; only grades >= 1 appear. Questions are
-    sorted by id and passages by (run, rank), so the result (and any file written from
-    it) is deterministic. Source: NTCIR-19 R2C2 task definition.
-    """
+    """qid -> {"RUN:RANK": grade}, counting the R nuggets that cite each PassageKey over the
+    marked runs given; grades >= 1 only, sorted, so the result is deterministic (R2C2 task)."""
     grades: Counter[tuple[str, str, int]] = Counter()
     for run in marked_runs:
         nuggets = list(run)
@@ -57,11 +44,8 @@ def derive_pr_qrels(marked_runs: Iterable[Iterable[MarkedNugget]]) -> dict[str, 
 
 
 def pr_qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """The derived PR qrels file, one `[qID] [PRrunname]:[PassageRank] [grade]` a line.
-
-    Sorted by question id, then run name, then rank as a number (so RUN:2 precedes
-    RUN:10). Grades below 1 are left out, as in the derived qrels themselves.
-    """
+    """The derived PR qrels file, `[qID] [PRrunname]:[PassageRank] [grade]` a line, sorted by
+    question, run, then rank as a number (RUN:2 before RUN:10); grades below 1 left out."""
     rows = sorted(
         (qid, PassageKey.parse(docid), grade)
         for qid, judged in qrels.items()

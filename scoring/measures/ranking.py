@@ -1,12 +1,6 @@
-"""Ranking measures for PR runs: trec_eval's nDCG through pytrec_eval, and NTCIREVAL's
-Q-measure, nERR@k and (Microsoft) nDCG@k in numpy.
-
-Gains are linear: the gain of a document is its qrels grade (for R2C2, the number of
-relevant nuggets citing the PassageKey), 0 if it is not in the qrels. Run-level means
-are taken over the questions with at least one relevant document, as trec_eval and
-NTCIREVAL do; a run that returned nothing for such a question scores 0 on it
-(docs/measures.md).
-"""
+"""Ranking measures of PR runs: trec_eval's nDCG through pytrec_eval; NTCIREVAL's Q-measure,
+nERR@k and MSnDCG@k in numpy. Linear gains; means over the questions with a relevant
+document, an unanswered one scoring 0 (docs/measures.md)."""
 
 from __future__ import annotations
 
@@ -39,11 +33,8 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class PrRunScores:
-    """Every ranking measure of one PR run, each keyed by cutoff where it has one.
-
-    ndcg: trec_eval's ndcg_cut through pytrec_eval (the official nDCG@k);
-    ms_ndcg, nerr, q_measure: NTCIREVAL's MSnDCG@k, nERR@k and Q-measure (own numpy).
-    """
+    """Every ranking measure of one PR run, keyed by cutoff where it has one: ndcg from
+    trec_eval (the official nDCG@k); ms_ndcg, nerr and q_measure as NTCIREVAL computes them."""
 
     ndcg: Mapping[int, QuestionScores]
     ms_ndcg: Mapping[int, QuestionScores]
@@ -70,18 +61,9 @@ class PrRunScores:
 def trec_ndcg_cut(
     qrels: Qrels, rankings: Rankings, *, cutoffs: Sequence[int] = DEFAULT_CUTOFFS
 ) -> dict[int, QuestionScores]:
-    """nDCG@k as trec_eval's `ndcg_cut` computes it, through pytrec_eval.
-
-    Linear gain (gain = grade) and a log2(rank + 1) discount at every rank, normalised
-    by the ideal ranking of all judged documents cut at k. Source: Järvelin &
-    Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
-    2002, with the log2(r + 1) discount of Burges et al., ICML 2005, as implemented by
-    trec_eval (usnistgov/trec_eval, m_ndcg_cut.c).
-
-    trec_eval orders a run by score and breaks ties by document id, descending; each
-    ranking is therefore fed with strictly decreasing scores (len - index) so that the
-    PassageRank order is kept whatever the document ids are.
-    """
+    """nDCG@k as trec_eval's `ndcg_cut` computes it, through pytrec_eval (Järvelin and
+    Kekäläinen, ACM TOIS 20(4), 2002; the discount of Burges et al., ICML 2005), each ranking
+    fed so that its PassageRank order stands whatever the ids (docs/measures.md)."""
     ks = sorted_cutoffs(cutoffs)
     qids = relevant_questions(qrels)
     per_question: dict[int, dict[str, float]] = {k: {} for k in ks}
@@ -97,13 +79,9 @@ def trec_eval_results(
     qrels: Qrels, rankings: Rankings, qids: Sequence[str], measures: set[str], *,
     relevance_level: int = 1,
 ) -> dict[str, dict[str, float]]:
-    """pytrec_eval's results (qid -> trec_eval measure name -> value) for `qids`.
-
-    Each ranking is fed with strictly decreasing scores (len - index), so trec_eval,
-    which orders a run by score, keeps its PassageRank order whatever the document ids
-    are. A question the run leaves out is missing from the result (the caller scores it
-    0). `relevance_level` is trec_eval's `-l`.
-    """
+    """pytrec_eval's results (qid -> measure -> value) for `qids`, each ranking fed with strictly
+    decreasing scores so that its order stands; `relevance_level` is trec_eval's `-l`. A
+    question the run leaves out is missing (the caller scores it 0)."""
     run: dict[str, dict[str, float]] = {}
     for qid in qids:
         ranking = rankings.get(qid, ())
@@ -126,19 +104,9 @@ def q_measure(
     beta: float = 1.0,
     cutoff: int | None = None,
 ) -> float:
-    """Q-measure of one ranked list (NTCIREVAL's "Q-measure", beta = 1 by default).
-
-    Q = (1/R) * sum over relevant ranks r of BR(r), with the blended ratio
-    BR(r) = (C(r) + beta * cg(r)) / (r + beta * cg*(r)), C(r) the number of relevant
-    documents in the top r, cg and cg* the cumulative gains of the run and of the ideal
-    ranked list, and R the number of relevant documents (min(R, cutoff) with a cutoff).
-    Source: Sakai, "On the reliability of information retrieval metrics based on
-    graded relevance", Information Processing & Management 43(2), 2007, section 2;
-    Sakai & Song, SIGIR 2011 (NTCIREVAL).
-
-    `run_gains` holds the gain at each rank of the run (0 for a nonrelevant document);
-    `judged_gains` the gains of the question's judged documents, in any order.
-    """
+    """Q = (1/R) sum over relevant ranks r of (C(r) + beta cg(r)) / (r + beta cg*(r)); with a
+    cutoff, R is capped at it. Source: Sakai, IP&M 43(2), 2007, section 2; NTCIREVAL
+    (docs/measures.md)."""
     if beta < 0:
         raise ValueError(BAD_BETA.format(beta=beta))
     gains, ideal, n_relevant = _gains_and_ideal(run_gains, judged_gains, cutoff)
@@ -152,14 +120,9 @@ def q_measure(
 
 
 def ms_ndcg_at_k(run_gains: npt.ArrayLike, judged_gains: npt.ArrayLike, *, k: int) -> float:
-    """nDCG@k, "Microsoft version" (NTCIREVAL's MSnDCG@l).
-
-    DCG@k = sum over r <= k of g(r) / log2(r + 1), divided by the same sum over the
-    ideal ranked list. Unlike Järvelin & Kekäläinen's original, the discount applies
-    from rank 1 on. Source: Burges et al., "Learning to rank using gradient descent",
-    ICML 2005; Sakai, "Metrics, statistics, tests", PROMISE Winter School 2013, LNCS
-    8173, section 2 (NTCIREVAL). With linear gains it equals trec_eval's ndcg_cut.
-    """
+    """NTCIREVAL's MSnDCG@k: DCG discounted by log2(r + 1) from rank 1, over the ideal list's.
+    Source: Burges et al., ICML 2005; Sakai, PROMISE Winter School 2013, LNCS 8173, section 2.
+    With linear gains it equals trec_eval's ndcg_cut."""
     gains, ideal, _ = _gains_and_ideal(run_gains, judged_gains, check_cutoff(k))
     discount = 1.0 / np.log2(np.arange(2, ideal.size + 2, dtype=np.float64))
     return float((gains * discount[: gains.size]).sum() / (ideal * discount).sum())
@@ -172,18 +135,9 @@ def nerr_at_k(
     k: int,
     max_gain: float | None = None,
 ) -> float:
-    """Normalised Expected Reciprocal Rank at k (NTCIREVAL's nERR@l).
-
-    ERR@k = sum over r <= k of (1/r) * Pr(r) * prod over i < r of (1 - Pr(i)), with the
-    stopping probability Pr(r) = g(r) / (g_max + 1) as in NTCIREVAL, divided by the ERR@k
-    of the ideal ranked list. Source: Chapelle et al., "Expected reciprocal rank for
-    graded relevance", CIKM 2009, section 4; normalisation and gain-based Pr from Sakai
-    & Song, "Evaluating diversified search results using per-intent graded relevance",
-    SIGIR 2011, section 3.
-
-    `max_gain` is g_max, the gain of the highest relevance level; by default the highest
-    gain among `judged_gains`. Pass the same value for every question of a collection.
-    """
+    """nERR@k: ERR@k with stopping probability g(r) / (g_max + 1), over the ideal list's ERR@k.
+    Source: Chapelle et al., CIKM 2009, section 4; Sakai and Song, SIGIR 2011, section 3.
+    g_max defaults to the highest judged gain: pass one value for every question."""
     gains, ideal, _ = _gains_and_ideal(run_gains, judged_gains, check_cutoff(k))
     top = float(np.max(ideal)) if max_gain is None else float(max_gain)
     if top <= 0 or top < float(np.max(ideal)) or (gains.size and top < float(np.max(gains))):
@@ -199,18 +153,9 @@ def score_pr_run(
     beta: float = 1.0,
     max_gain: float | None = None,
 ) -> PrRunScores:
-    """All ranking measures of one PR run against (derived) qrels.
-
-    `rankings` maps qid to the run's document ids (PassageKeys) in PassageRank order.
-    Means are over the questions with at least one relevant document; a question the
-    run did not answer scores 0. nERR's g_max defaults to the highest grade in the
-    qrels, the top relevance level of the collection.
-
-    nDCG comes from pytrec_eval (trec_eval itself); the NTCIREVAL measures are computed
-    for all questions at once on zero-padded question-by-rank gain matrices, and equal
-    `q_measure`, `ms_ndcg_at_k` and `nerr_at_k` applied question by question. This is
-    the per-run reference; `score_pr_track` scores every run of a track at once.
-    """
+    """All ranking measures of one PR run (qid -> PassageKeys in PassageRank order) on qrels:
+    the per-run reference, nDCG from pytrec_eval itself; `score_pr_track` scores every run of
+    a track at once (docs/measures.md)."""
     if beta < 0:
         raise ValueError(BAD_BETA.format(beta=beta))
     ks = sorted_cutoffs(cutoffs)
@@ -253,13 +198,8 @@ def score_pr_run(
 
 
 def ideal_gains(judged_gains: Sequence[Sequence[float]], depth: int) -> FloatArray:
-    """The ideal ranked list of each question: its positive gains, highest first, cut or
-    zero-padded to `depth`.
-
-    `depth` only has to reach the deepest rank any measure reads (the longest ranking,
-    the largest cutoff): the Q-measure reads cg*(r) only at ranks a run returned, and
-    takes R from the full count of relevant documents, not from this matrix.
-    """
+    """Each question's ideal ranked list: its positive gains, highest first, cut or zero-padded
+    to `depth`, which need only reach the deepest rank any measure reads."""
     ideal = np.zeros((len(judged_gains), depth), dtype=np.float64)
     for i, gains in enumerate(judged_gains):
         best = sorted((g for g in gains if g > 0), reverse=True)[:depth]
@@ -268,14 +208,9 @@ def ideal_gains(judged_gains: Sequence[Sequence[float]], depth: int) -> FloatArr
 
 
 def dcg_rows(gains: FloatArray, k: int) -> FloatArray:
-    """DCG@k of each row: the sum over ranks r <= k of g(r) / log2(r + 1).
-
-    Summed rank by rank with the C library's log2, as trec_eval's m_ndcg_cut.c does
-    (`sum += gain / log2((double) (i + 2))`), so that nDCG computed here agrees with
-    trec_eval's to the last bit or two. Source: Järvelin & Kekäläinen, ACM TOIS 20(4),
-    2002, with the log2(r + 1) discount of Burges et al., ICML 2005; with linear gains
-    this is also NTCIREVAL's MSnDCG@k (Sakai, PROMISE Winter School 2013, section 2).
-    """
+    """DCG@k of each row, summed rank by rank with C's log2 as trec_eval's m_ndcg_cut.c does, so
+    nDCG agrees with trec_eval's to the last bit or two (Järvelin and Kekäläinen, 2002; Burges
+    et al., 2005); with linear gains it is also NTCIREVAL's MSnDCG@k."""
     total = np.zeros(gains.shape[:-1], dtype=np.float64)
     for i in range(min(k, gains.shape[-1])):
         total += gains[..., i] / math.log2(i + 2)
@@ -335,13 +270,8 @@ def _padded(rows: list[list[float]], depth: int) -> FloatArray:
 def _gains_and_ideal(
     run_gains: npt.ArrayLike, judged_gains: npt.ArrayLike, cutoff: int | None
 ) -> tuple[FloatArray, FloatArray, int]:
-    """The run's gains cut at `cutoff`, the ideal gains, and the number of relevant
-    documents R.
-
-    The ideal list is as deep as the cutoff, or without one as deep as the run or the
-    relevant documents reach (zeros past the last relevant one), so cg*(r) is defined
-    wherever cg(r) is.
-    """
+    """The run's gains cut at `cutoff`, the ideal gains as deep as the cutoff (or as the run or
+    the relevant documents reach), and R: cg*(r) is defined wherever cg(r) is."""
     gains = np.asarray(run_gains, dtype=np.float64).ravel()
     judged = np.asarray(judged_gains, dtype=np.float64).ravel()
     if (gains.size and np.min(gains) < 0) or (judged.size and np.min(judged) < 0):

@@ -1,28 +1,6 @@
-"""RUBRIC / EXAM++ autograding measures (docs/measures.md).
-
-Each query has a test bank of items (exam questions or nuggets); an LLM self-rates how
-well a passage answers each item on a 0..5 scale. From those grades:
-- a relevance label per passage: the highest grade over the items (`label: max`), or
-  the number of items graded at least `min_grade` (`label: count`);
-- Rubric-Qrels: those labels as a trec_eval qrels file, on which runs are scored with
-  pytrec_eval (nDCG@10 with graded gains; MAP, MRR and P@10 at relevance level
-  `min_grade`, trec_eval's `-l`);
-- Rubric-Cover@k: the share of the query's items that some passage in the run's top k
-  grades at least `min_grade`; n-EXAM: the same share of the items that some run of the
-  pool covers;
-- meta-evaluation against manual judgments: Kendall's tau-b and Spearman's rho between
-  leaderboards, Cohen's kappa between binarised labels, the grade x judgment table.
-
-Sources: Farzi & Dietz, "Pencils Down! Automatic Rubric-based Evaluation of
-Retrieve/Generate Systems", ICTIR 2024, section 3 (grading scale, Table 2; Rubric-Qrels;
-Rubric-Cover) and Table 5 (grade x judgment); Dietz, "A Workbench for Autograding
-Retrieve/Generate Systems", SIGIR 2024, section 3; Sander & Dietz, "EXAM: How to
-Evaluate Retrieve-and-Generate Systems for Users Who Do Not (Yet) Know What They Want",
-DESIRES 2021 (the EXAM cover and its pool-normalised n-EXAM); Farzi & Dietz, "EXAM++:
-LLM-based Answerability Metrics for IR Evaluation", LLM4Eval 2024. The threshold
-defaults to 4, as in the workbench's cover setting (an item counts as answered when a
-passage's self-rating is >= 4).
-"""
+"""RUBRIC / EXAM++ measures: labels and Rubric-Qrels from self-rated grades, trec_eval on
+them, Rubric-Cover@k, n-EXAM and the meta-evaluation (Farzi and Dietz, ICTIR 2024; Sander
+and Dietz, DESIRES 2021; Dietz, SIGIR 2024; docs/measures.md)."""
 
 from __future__ import annotations
 
@@ -70,11 +48,8 @@ def rubric_label(
     label: LabelRule | str = LabelRule.MAX,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> int:
-    """A passage's relevance label from its grades on the query's items.
-
-    "max": the highest grade (0 if ungraded); "count": how many items have grade >=
-    `min_grade`. Source: Farzi & Dietz, "Pencils Down!", ICTIR 2024, section 3.
-    """
+    """A passage's label from its item grades: "max" the highest (0 if ungraded), "count" how
+    many reach `min_grade`. Source: Farzi and Dietz, "Pencils Down!", ICTIR 2024, section 3."""
     rule = LabelRule(label)
     _check_min_grade(min_grade)
     grades = [_check_grade(grade) for grade in item_grades.values()]
@@ -89,11 +64,8 @@ def rubric_qrels(
     label: LabelRule | str = LabelRule.MAX,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> dict[str, dict[str, int]]:
-    """Rubric-Qrels: qid -> passage id -> label, for every graded passage.
-
-    Label 0 is kept, so trec_eval counts the passage as judged non-relevant rather than
-    unjudged. Sorted by qid and passage id.
-    """
+    """Rubric-Qrels: qid -> passage id -> label for every graded passage, sorted; label 0 is
+    kept, so that trec_eval counts the passage as judged non-relevant, not as unjudged."""
     return {
         qid: {
             passage: rubric_label(grades[qid][passage], label=label, min_grade=min_grade)
@@ -116,23 +88,9 @@ def rubric_qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> list[str]:
 def rubric_trec_measures(
     qrels: Qrels, rankings: Rankings, *, min_grade: int = DEFAULT_MIN_GRADE
 ) -> dict[str, QuestionScores]:
-    """A run on Rubric-Qrels, through pytrec_eval: "ndcg@10", "map", "recip_rank", "p@10".
-
-    nDCG@10 is trec_eval's `ndcg_cut.10` with the labels as graded gains (relevance
-    level plays no part in it), averaged over the queries with a label >= 1. MAP, MRR
-    and P@10 are binary: a passage is relevant when its label is at least `min_grade`
-    (trec_eval `-l min_grade`, pytrec_eval's `relevance_level`), and they are averaged
-    over the queries with such a passage (the queries a measure is defined on, as
-    trec_eval and NTCIREVAL do; a run that returned nothing for one scores 0 on it).
-
-    With `label: count` the relevance level still applies to the labels: a passage is
-    then relevant when it answers at least
-    `min_grade` items, not when it answers one at `min_grade`.
-
-    `rankings` lists each query's passages in rank order (the run file's order by score,
-    as trec_eval takes it); they are fed to pytrec_eval with strictly decreasing scores
-    so that this order is kept whatever the passage ids are.
-    """
+    """A run on Rubric-Qrels through pytrec_eval: nDCG@10 with the labels as gains; MAP, MRR and
+    P@10 at relevance level `min_grade` (trec_eval `-l`), with `label: count` too. The queries
+    each is averaged over: docs/measures.md."""
     _check_min_grade(min_grade)
     measures: dict[str, QuestionScores] = {"ndcg@10": trec_ndcg_cut(qrels, rankings,
                                                                       cutoffs=(10,))[10]}
@@ -179,11 +137,8 @@ def rubric_cover_at_k(
     k: int | None,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> float:
-    """Rubric-Cover@k of one query: |items covered in the top k| / |items|.
-
-    Source: Farzi & Dietz, "Pencils Down!", ICTIR 2024, section 3 (Rubric-Cover, after
-    the EXAM answerability cover of Sander & Dietz, DESIRES 2021).
-    """
+    """Rubric-Cover@k of one query: |items covered in the top k| / |items|. Source: Farzi and
+    Dietz, "Pencils Down!", ICTIR 2024, section 3, after Sander and Dietz's EXAM cover."""
     if not set(items):
         raise ValueError(NO_ITEMS)
     covered = covered_items(ranking, grades, items, k=k, min_grade=min_grade)
@@ -237,18 +192,9 @@ def n_exam_run(
     k: int | None = DEFAULT_COVER_K,
     min_grade: int = DEFAULT_MIN_GRADE,
 ) -> QuestionScores:
-    """Mean n-EXAM of one run: per query, |items it covers in its top k| / |items some
-    run of the pool covers| (`pooled`, from `pooled_cover` over every run of the track).
-
-    Source: Sander & Dietz, "EXAM", DESIRES 2021 (n-EXAM normalises the EXAM cover by
-    the questions answerable with any system's text).
-
-    A query that no run covers is left out of the mean: its n-EXAM is 0/0, undefined,
-    as a query without relevant documents is left out of a trec_eval mean. The
-    workbench scores it 0 for every run instead; that scales every run's mean by the
-    same factor and leaves the ranking as it is, but it would pull the mean below 1 for
-    a run that covers all there is.
-    """
+    """Mean n-EXAM of one run: per query, items it covers in its top k / items some run of the
+    pool covers (Sander and Dietz, DESIRES 2021). A query no run covers is left out, where the
+    workbench scores it 0 (docs/measures.md)."""
     per_query: dict[str, float] = {}
     for qid in sorted(q for q, pool in pooled.items() if pool):
         ranking = rankings.get(qid, ())
@@ -294,14 +240,9 @@ def score_rubric_run(
     min_grade: int = DEFAULT_MIN_GRADE,
     cover_k: int | None = DEFAULT_COVER_K,
 ) -> RubricRunScores:
-    """All leaderboard measures of one run of a ranking or response track.
-
-    `qrels` are the track's Rubric-Qrels (`rubric_qrels`, computed once for all runs),
-    `pooled` the track's `pooled_cover` at the same `cover_k`; `cover_k` None for a
-    response track (all its segments count). The leaderboard key stays
-    "rubric_cover@10", the API's name, whatever the track's `cover_k`; the pages say
-    which k it is.
-    """
+    """All leaderboard measures of one ranking or response run on the track's Rubric-Qrels and
+    pooled cover (`cover_k` None for a response: all its segments). The key stays
+    "rubric_cover@10" whatever `cover_k` is; the pages say which k."""
     return RubricRunScores(
         rubric_cover=rubric_cover_run(rankings=rankings, grades=grades, items=items,
                                       k=cover_k, min_grade=min_grade),
@@ -331,13 +272,9 @@ class LeaderboardAgreement:
 def leaderboard_agreement(
     rubric: Mapping[str, float], official: Mapping[str, float]
 ) -> LeaderboardAgreement:
-    """Kendall's tau-b and Spearman's rho (average ranks for ties) between two
-    leaderboards (run -> score), over the runs in both.
-
-    Both from scipy (`kendalltau`, tau-b by default; `spearmanr`) through
-    `stats.kendall_tau` / `stats.spearman_rho`. A leaderboard whose shared runs all
-    score the same has no ranking: that is an error, not a correlation of 0.
-    """
+    """Kendall's tau-b and Spearman's rho (scipy; average ranks for ties) between two
+    leaderboards (run -> score), over the runs in both; shared runs that all score the same
+    have no ranking: an error, not a correlation of 0."""
     runs = sorted(set(rubric) & set(official))
     if len(runs) < 2:
         raise ValueError(NO_COMMON_RUNS.format(n=len(runs)))
@@ -354,12 +291,8 @@ def qrels_kappa(
     rubric: Qrels, manual: Qrels, *, min_grade: int = DEFAULT_MIN_GRADE,
     relevant_level: int = 1,
 ) -> float:
-    """Cohen's kappa between Rubric labels >= `min_grade` and manual labels >=
-    `relevant_level`, over the (query, passage) pairs that both judge.
-
-    Cohen's formula is `stats.cohen_kappa` (Cohen, Educational and Psychological
-    Measurement 20(1), 1960); the pairing and binarisation: docs/rubric.md.
-    """
+    """Cohen's kappa (Cohen, 1960; `stats.cohen_kappa`) between Rubric labels >= `min_grade`
+    and manual labels >= `relevant_level`, over the (query, passage) pairs that both judge."""
     _check_min_grade(min_grade)
     _check_level(relevant_level)
     pairs = _common_passages(rubric, manual)

@@ -1,8 +1,6 @@
-"""Statistics over a topic-by-run score matrix, and agreement between leaderboards/judges.
-
-A score matrix has one row per topic (question) and one column per run, as NTCIR's
-tools take it. Randomised Tukey HSD lives in `hsd.py`; it is re-exported here.
-"""
+"""Statistics over a topic-by-run score matrix (a row per question, a column per run, as
+NTCIR's tools take it), and agreement between leaderboards and between judges
+(docs/statistics.md); the randomised Tukey HSD is in `hsd.py`, re-exported here."""
 
 from __future__ import annotations
 
@@ -77,11 +75,8 @@ class PairedTTest:
 
 @dataclass(frozen=True)
 class TwoWayAnova:
-    """Two-way ANOVA without replication (topic x system), one score per cell.
-
-    `residual_variance` (V_E = MS_residual) is the variance estimate that topic set
-    size design starts from.
-    """
+    """Two-way ANOVA without replication (topic x system), one score per cell;
+    `residual_variance` (V_E = MS_residual) is what topic set size design starts from."""
 
     n_topics: int
     n_systems: int
@@ -114,12 +109,8 @@ class RankCorrelation:
 
 
 def mean_ci(scores: npt.ArrayLike, *, confidence: float = 0.95) -> MeanCI:
-    """Mean with a t-distribution confidence interval: mean +- t(n-1; a/2) * s / sqrt(n).
-
-    Source: Student, "The probable error of a mean", Biometrika 6(1), 1908; reporting
-    CIs beside means as Sakai, "Statistical reform in information retrieval?", SIGIR
-    Forum 48(1), 2014, recommends.
-    """
+    """Mean with a t interval: mean +- t(n-1; a/2) s / sqrt(n). Source: Student, Biometrika
+    6(1), 1908; intervals beside means as Sakai, SIGIR Forum 48(1), 2014, recommends."""
     _check_level("confidence", confidence)
     x = _finite_vector(scores)
     n = x.size
@@ -136,15 +127,9 @@ BOOTSTRAP_RESAMPLES = 2000
 
 def bootstrap_cis(matrix: npt.ArrayLike, *, confidence: float = 0.95,
                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> list[MeanCI]:
-    """Each run's mean with a bootstrap percentile interval, from a topics x runs matrix.
-
-    Questions are resampled with replacement `resamples` times and the interval is the
-    middle `confidence` of the resampled means (Efron & Tibshirani, "An Introduction to
-    the Bootstrap", 1993, chapter 13; scipy.stats.bootstrap, method "percentile"). Its
-    bounds are means of observed scores, so a measure bounded in [0, 1] keeps its
-    interval there, unlike mean +- t * s / sqrt(n) on a few questions. Seeded:
-    the same matrix gives the same intervals. `margin` is half the interval's width.
-    """
+    """Each run's mean with a seeded bootstrap percentile interval over the questions of a
+    topics x runs matrix; `margin` is half its width. Source: Efron and Tibshirani, 1993,
+    chapter 13; why and how: docs/statistics.md, "Intervals"."""
     _check_level("confidence", confidence)
     scores = np.asarray(matrix, dtype=np.float64)
     if scores.ndim != 2 or not np.isfinite(scores).all():
@@ -179,14 +164,8 @@ _SINGLE_THREAD_PRODUCT = 2**18
 
 
 def _bootstrap_means(scores: FloatArray, resamples: int, seed: int) -> FloatArray:
-    """resample x run: each run's mean over `resamples` resamples of the questions.
-
-    The resamples are the ones scipy.stats.bootstrap(..., batch=64, method="percentile")
-    draws from `default_rng(seed)` (the same generator calls, batch by batch), so the
-    intervals are scipy's up to the rounding of the means. A resample's means are its
-    question counts times the matrix: matrix products for all runs and questions at
-    once, instead of gathering resample x question x run scores.
-    """
+    """resample x run means: the resamples scipy.stats.bootstrap(batch=64) draws from
+    `default_rng(seed)`, each resample's means as its question counts times the matrix."""
     rng = np.random.default_rng(seed)
     n, n_runs = scores.shape
     means = np.empty((resamples, n_runs), dtype=np.float64)
@@ -206,15 +185,9 @@ def _bootstrap_means(scores: FloatArray, resamples: int, seed: int) -> FloatArra
 
 
 def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike, *, confidence: float = 0.95) -> PairedTTest:
-    """Two-sided paired t-test over topics (scipy.stats.ttest_rel) and the CI of the
-    mean difference.
-
-    Source: Student's paired t-test, as reviewed for IR in Sakai, "Statistical
-    significance, power, and sample sizes: a systematic review of SIGIR and TOIS,
-    2006-2015", SIGIR 2016. When every difference is equal the statistic is
-    degenerate: t = 0, p = 1 if the differences are all 0, else t = +-inf, p = 0
-    (scipy would return NaN).
-    """
+    """Two-sided paired t-test over topics (scipy's ttest_rel) with the CI of the mean
+    difference (Sakai, SIGIR 2016). Equal differences give t = 0, p = 1 if all are 0, else
+    t = +-inf, p = 0, where scipy would return NaN."""
     _check_level("confidence", confidence)
     x, y = _finite_vector(a), _finite_vector(b)
     if x.size != y.size:
@@ -235,14 +208,9 @@ def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike, *, confidence: float = 0.9
 
 
 def two_way_anova(scores: npt.ArrayLike) -> TwoWayAnova:
-    """Two-way ANOVA without replication on a topic-by-system matrix.
-
-    SS_residual = sum (x_ij - row_i - col_j + grand)^2 with (n-1)(m-1) degrees of
-    freedom; V_E = SS_residual / ((n-1)(m-1)). Source: Sakai, "Topic set size design",
-    Information Retrieval Journal 19(3), 2016, section 6 (variance estimation with
-    two-way ANOVA without replication). An F with a zero residual is +inf (p = 0), or 0
-    (p = 1) when its effect is zero too.
-    """
+    """Two-way ANOVA without replication on a topic-by-system matrix. Source: Sakai, "Topic set
+    size design", IRJ 19(3), 2016, section 6. With a zero residual F is +inf (p = 0), or 0
+    (p = 1) when its effect is zero too."""
     x = _matrix(scores)
     n, m = x.shape
     grand = x.mean()
@@ -276,16 +244,9 @@ def two_way_anova(scores: npt.ArrayLike) -> TwoWayAnova:
 
 
 def topic_set_size_ci(*, residual_variance: float, ci_width: float, alpha: float = 0.05) -> int:
-    """Topics needed so that the expected width of the 100(1 - alpha)% CI of the
-    difference between two systems is at most `ci_width` (delta).
-
-    The smallest n with E[W] = 2 t(n-1; alpha/2) * c(n) * sigma_t / sqrt(n) <= delta,
-    where c(n) = sqrt(2/(n-1)) * Gamma(n/2) / Gamma((n-1)/2) makes c(n) * sigma_t the
-    expected sample SD, and sigma_t^2 = 2 V_E, the variance of a score difference
-    estimated from the residual variance of two-way ANOVA without replication.
-    Source: Sakai, "Topic set size design", Information Retrieval Journal 19(3), 2016,
-    section 5 (CI-based design, after Nagata 2003) and section 6 (sigma_t^2 = 2 V_E).
-    """
+    """Topics needed for the expected width of the 100(1 - alpha)% CI of a difference to be at
+    most `ci_width`, from V_E. Source: Sakai, "Topic set size design", IRJ 19(3), 2016,
+    sections 5 and 6, after Nagata 2003 (docs/statistics.md)."""
     _check_positive("residual_variance", residual_variance)
     _check_positive("ci_width", ci_width)
     _check_level("alpha", alpha)
@@ -315,15 +276,9 @@ def topic_set_size_t_test(
     alpha: float = 0.05,
     beta: float = 0.20,
 ) -> int:
-    """Topics needed for a two-sided paired t-test at level alpha to detect a true
-    difference of `min_difference` (minD) with power at least 1 - beta.
-
-    Power is computed exactly from the noncentral t distribution with n - 1 degrees of
-    freedom and noncentrality sqrt(n) * minD / sigma_t, sigma_t^2 = 2 V_E. Source:
-    Sakai, "Topic set size design", Information Retrieval Journal 19(3), 2016, section 4
-    (t-test-based design; Sakai approximates the noncentral t where this is exact, so
-    it can differ from his Excel tool by a topic or so).
-    """
+    """Topics needed for a two-sided paired t-test at alpha to detect `min_difference` with
+    power 1 - beta, exactly from the noncentral t. Source: Sakai, "Topic set size design",
+    IRJ 19(3), 2016, section 4, who approximates it (docs/statistics.md)."""
     _check_positive("residual_variance", residual_variance)
     _check_positive("min_difference", min_difference)
     _check_level("alpha", alpha)
@@ -347,39 +302,26 @@ def topic_set_size_t_test(
 
 
 def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> RankCorrelation:
-    """Kendall's tau-b between two leaderboards (run -> score) over the same runs.
-
-    Source: Kendall, "A new measure of rank correlation", Biometrika 30, 1938; tau-b
-    (ties) as in scipy.stats.kendalltau. Its use for comparing system rankings:
-    Voorhees, "Variations in relevance judgments and the measurement of retrieval
-    effectiveness", IP&M 36(5), 2000.
-    """
+    """Kendall's tau-b between two leaderboards (run -> score) over the same runs. Source:
+    Kendall, Biometrika 30, 1938 (ties as scipy's kendalltau); for comparing system rankings,
+    Voorhees, IP&M 36(5), 2000."""
     x, y = _paired_leaderboards(a, b)
     result = sp_stats.kendalltau(x, y)
     return RankCorrelation(float(result.statistic), float(result.pvalue), x.size)
 
 
 def spearman_rho(a: Mapping[str, float], b: Mapping[str, float]) -> RankCorrelation:
-    """Spearman's rho between two leaderboards (run -> score) over the same runs.
-
-    Source: Spearman, "The proof and measurement of association between two things",
-    American Journal of Psychology 15(1), 1904; computed by scipy.stats.spearmanr
-    (Pearson's r of the ranks, average ranks for ties).
-    """
+    """Spearman's rho between two leaderboards (run -> score) over the same runs: Pearson's r of
+    the ranks, average ranks for ties (Spearman, Am. J. Psychology 15(1), 1904; scipy)."""
     x, y = _paired_leaderboards(a, b)
     result = sp_stats.spearmanr(x, y)
     return RankCorrelation(float(result.statistic), float(result.pvalue), x.size)
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Cohen's kappa = (p_o - p_e) / (1 - p_e) between two judges' labels of the same items.
-
-    p_o is the observed agreement and p_e = sum over labels k of p_a(k) p_b(k) the
-    agreement expected by chance. Source: Cohen, "A coefficient of agreement for nominal
-    scales", Educational and Psychological Measurement 20(1), 1960. When both judges
-    give every item one and the same label (p_e = 1) kappa is 0/0; it is reported as 1,
-    perfect agreement.
-    """
+    """Cohen's kappa = (p_o - p_e) / (1 - p_e) between two judges' labels of the same items
+    (Cohen, Educational and Psychological Measurement 20(1), 1960); reported as 1 when both
+    give every item one and the same label (p_e = 1)."""
     if len(a) != len(b):
         raise ValueError(NOT_SAME_ITEMS.format(left=len(a), right=len(b)))
     if not a:

@@ -1,11 +1,6 @@
-"""The statistics of a track's snapshot, on its question x run score matrices.
-
-What a leaderboard shows beside its means: a bootstrap interval per run for each interval
-measure, the two-way ANOVA of the track's statistics measure, and a randomised Tukey HSD
-of each measure tested (the ranking measure, and those the organisers pick). Every one
-of them is computed on whole matrices (`stats`, `hsd`), never run by run or question by
-question; the scoring services and bench/bench_scoring.py both call `track_statistics`.
-"""
+"""A track snapshot's statistics on its question x run matrices, never run by run: a
+bootstrap interval per run and measure, the ANOVA of the statistics measure and each
+tested measure's randomised Tukey HSD (docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -59,15 +54,9 @@ def track_statistics(
     seed: int,
     tests: Mapping[str, HsdInput] | None = None,
 ) -> TrackStatistics:
-    """Intervals for every measure in `matrices` (question x run, columns in
-    `run_names` order), the ANOVA of `main`, one of them, and an HSD of each of `tests`
-    (of `main` when not given).
-
-    The intervals of all measures come from one bootstrap over the side-by-side
-    matrices: the same resamples of the questions (one seed) for every measure, as
-    separate calls with that seed would draw, and the draws and matrix products made
-    once. Every HSD is seeded with `seed` too: the same trials for each measure.
-    """
+    """Intervals for every measure of `matrices` (columns in `run_names` order), the ANOVA of
+    `main`, and an HSD of each of `tests` (of `main` by default): one bootstrap over the
+    side-by-side matrices, and every test seeded with the same `seed`."""
     n_questions, n_runs = matrices[main].shape
     intervals: dict[str, list[MeanCI]] = {}
     if n_questions >= 2 and n_runs >= 1:

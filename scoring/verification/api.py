@@ -1,13 +1,6 @@
-"""REST API v1 for the verification analyses of a ranking or response track (docs/rubric.md):
-the grid, verify grading, and the manual-qrels lists (missing from the
-test bank, spurious items), as JSON: what the organiser pages show
-(frontend/rubric/verification.py), from the same selectors
-(scoring/verification/selectors.py). Thin views.
-
-Every analysis shows the secret test bank, so for everyone but the campaign's
-organisers (participants, outsiders, anonymous visitors) these endpoints answer exactly
-as the test-bank API does: one 404, whether or not the campaign or track exists.
-"""
+"""REST API v1 for the verification analyses of a ranking or response track: what the
+organiser pages show, as JSON, from the same selectors (docs/results.md). Thin views; they
+show the secret test bank, so all but organisers get the test-bank API's single 404."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""What the verification analyses of a ranking or response track read (docs/rubric.md):
-the grid, verify grading, a passage with its grades, and the manual-qrels
-lists (missing from the test bank, spurious items). The organiser pages
-(frontend/rubric/verification.py) and the JSON API (scoring/verification/api.py) show
-the same reads.
-
-A track's pool for a query is what grading rates of its current accepted runs (the top
-`depth` of a ranking run, every segment of a response: `RankedPassage.graded`), so the
-grid and the verify-grading lists show exactly the grades the track's leaderboard is
-computed from. Grades belong to passages and items, not to runs: a cell is the fresh
-grade of (passage, item) (`grading.rubric.uses.fresh_grade_links`), or nothing when the
-pair has not been graded on the item's current text (never graded, or the item edited
-since).
-
-Read-only; organisers only (the views check: the analyses show the secret test bank).
-The selectors of the grading app do the counting (`counted_grade`: an organiser's edit
-wins, an unparsed reply counts as UNPARSED_GRADE).
-"""
+"""What the verification analyses of a ranking or response track read, for the organiser
+pages and the JSON API alike: the grid, verify grading, a passage and the manual-qrels
+lists (docs/results.md, "Verification pages of a RUBRIC track")."""
 
 from __future__ import annotations
 
@@ -105,11 +90,8 @@ def _grades(track: Track, qid: str, docids: Iterable[str],
 
 def grid_rows(*, track: Track, qid: str, items: list[TestBankItem],
               grade: int | None = None) -> list[GridRow]:
-    """The grid of one query: a row per pooled passage, a cell per item of `items`.
-
-    With `grade`, only the rows where some cell shown has that grade (an unparsed reply
-    counts as the grade scoring gives it).
-    """
+    """The grid of one query: a row per pooled passage, a cell per item of `items`; with `grade`,
+    only the rows where some cell has that grade (an unparsed reply as scoring counts it)."""
     pool = track_pool(track=track, qid=qid)
     judgments = _grades(track, qid, pool, items)
     rows = []

@@ -1,27 +1,5 @@
-"""AC runs: one block per question with an answer, its confidence and its nuggets.
-
-The format (docs/formats.md)::
-
-    <D001>
-    [Answer];[Confidence]
-    [NuggetNum];[PRrunname];[PassageRank];[Nugget]
-    ...
-    </D001>
-
-UTF-8. The answer may contain ``;`` (the confidence is after the last ``;``); the nugget
-text may contain ``;`` (split on the first three). Confidence is an integer 0..100. At
-most 10 nugget lines, NuggetNum 1..10 unique in the block. (PRrunname, PassageRank) is a
-`PassageKey`: it must name a PR run that has been shared in this campaign and a rank that
-run returned for this question.
-
-Rules checked here, each reported as a `Problem`: each question at most once per file;
-the closing tag matches the opening one; no content outside blocks and no unterminated
-block at the end of the file; the answer line first in its block; no blank lines; strict
-UTF-8; no control characters but tab (named by the field and column that hold one); an
-answer and a nugget of at most `max_answer_chars` characters (the limit on an answer);
-and the field rules above. The block reader is shared with `marked_ac_run`, which only
-reads nugget lines differently.
-"""
+"""AC runs: a ``<qID>`` block per question with an answer, its confidence and up to ten
+cited nuggets (docs/formats.md, "AC run"). The block reader is shared with marked AC runs."""
 
 from __future__ import annotations
 
@@ -163,13 +141,8 @@ def parse_ac_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[AnswerRecord]:
-    """Parse an AC run from a binary file, reporting every problem.
-
-    `known_qids`: the campaign's questions (None: any qID). `shared_pr_runs`: the PR runs
-    shared in the campaign, to check every PassageKey against (None: only check that it
-    looks like one). `max_answer_chars`: the most characters an answer or a nugget may
-    have. A record is made for each block without problems.
-    """
+    """Parse an AC run, reporting every problem; PassageKeys are checked against
+    `shared_pr_runs` when given (else only their form). A record per block without problems."""
     problems: list[Problem] = []
 
     def nugget_line(lineno: int, qid: str, line: str) -> tuple[int | None, NuggetRecord | None]:
@@ -199,11 +172,8 @@ def parse_ac_run(
 
 
 def write_ac_run(records: Iterable[AnswerRecord], text_file: TextSink) -> None:
-    """Write `records` as an AC run, one block each, in the order given.
-
-    Raises ValueError for a value that would break the file's structure (see
-    `write_answer_block`). The other rules are the parser's to check.
-    """
+    """Write `records` as an AC run, one block each; ValueError for a value that would break
+    the file's structure (`write_answer_block`)."""
     for record in records:
         write_answer_block(
             record.qid,
@@ -223,14 +193,9 @@ def read_answer_blocks(
     max_answer_chars: int = MAX_ANSWER_CHARS,
     nugget_fields: tuple[str, ...] = NUGGET_FIELDS,
 ) -> Iterator[AnswerBlock[N]]:
-    """Yield every block of an AC-style file, reporting problems of its structure.
-
-    The building block of `parse_ac_run` and `marked_ac_run.parse_marked_ac_run`:
-    tags, the answer line, blank lines, content outside blocks, control characters in
-    any line (named by `nugget_fields` in a nugget line) and the number and uniqueness of
-    nugget lines are checked here; `nugget_line` reads each nugget line. Yields unclean
-    blocks too (with ``clean=False``), in file order.
-    """
+    """Yield every block of an AC-style file, in file order and unclean ones too, checking
+    its structure (tags, answer line, blank lines, nugget count and numbers, control
+    characters); `nugget_line` reads each nugget line."""
     seen_qids: dict[str, int] = {}  # qID -> line of its first opening tag
     block: AnswerBlock[N] | None = None
     lineno = 0
@@ -388,11 +353,8 @@ def read_nugget_line(
     max_rank: int = DEFAULT_MAX_RANK,
     max_nugget_chars: int = MAX_ANSWER_CHARS,
 ) -> tuple[int | None, NuggetRecord | None]:
-    """Read ``[NuggetNum];[PRrunname];[PassageRank];[Nugget]``, reporting its problems.
-
-    Returns the NuggetNum if it is valid (for the uniqueness check of the block) and the
-    nugget if the line has no problem.
-    """
+    """Read ``[NuggetNum];[PRrunname];[PassageRank];[Nugget]``, reporting its problems: the
+    NuggetNum if valid (for the block's uniqueness check) and the nugget if the line is clean."""
     before = len(problems)
     fields = line.split(";", 3)
     if len(fields) != 4:
@@ -457,11 +419,8 @@ def format_nugget_line(nugget: NuggetRecord) -> str:
 def write_answer_block(
     qid: str, answer: str, confidence: int, nugget_lines: Iterable[str], text_file: TextSink
 ) -> None:
-    """Write one ``<qID>`` block: the tag, the answer line, `nugget_lines`, the end tag.
-
-    Raises ValueError for a line break in any value, a ``;`` in the qID (which PR runs
-    and qrels could not hold), or a qID starting with ``/`` (it would read as ``</...>``).
-    """
+    """Write one ``<qID>`` block; ValueError for a line break, a ``;`` in the qID, or a qID
+    starting with ``/`` (it would read as a closing tag)."""
     check_writable(qid, FIELD_QID, separator=";")
     if qid.startswith("/"):
         raise ValueError(f"{FIELD_QID} {qid!r} starts with '/'")

@@ -1,16 +1,5 @@
-"""What every R2C2 format shares: problems, passage keys, messages and line reading.
-
-docs/formats.md: all run files are UTF-8 text, one record per line; validation reports
-every problem, not just the first, as {line, field, message}, and error messages name
-the line, what was found and what was expected. The line is `Problem.line`; each
-message below says what was found and what was expected. Messages are module constants
-with ``{}`` placeholders so that tests can match them exactly.
-
-`PassageKey` is defined here and nowhere else. This is the lowest of the pure packages
-(it imports no other), so `scoring.measures` (the derived qrels) and the apps import it
-from here rather than keep a copy of their own (the pure packages import nothing from
-Django or the apps).
-"""
+"""What every format shares: problems, PassageKeys, messages and the UTF-8 line reader.
+The lowest pure package: scoring and the apps import `PassageKey` from here, never a copy."""
 
 from __future__ import annotations
 
@@ -63,12 +52,8 @@ MAX_INTEGER_DIGITS = 9
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with an uploaded file.
-
-    `line` is 1-based; 0 means the whole file. `field` names the part of the line in the
-    format's own words (``qID``, ``PassageRank``, ...; ``line`` for the line as a whole,
-    ``file`` for the file).
-    """
+    """One thing wrong with an uploaded file: its 1-based `line` (0: the whole file), the
+    `field` in the format's own words, and a message of what was found and what was expected."""
 
     line: int
     field: str
@@ -82,10 +67,8 @@ class Problem:
 
 @dataclass(frozen=True, slots=True, order=True)
 class PassageKey:
-    """A passage of a shared PR run: (PRrunname, PassageRank).
-
-    Written ``RUN:RANK`` in qrels and res files (the "document id" of the passage).
-    """
+    """A passage of a shared PR run, (PRrunname, PassageRank), written ``RUN:RANK`` in qrels
+    and res files."""
 
     run_name: str
     rank: int
@@ -95,12 +78,8 @@ class PassageKey:
 
     @classmethod
     def parse(cls, text: str) -> PassageKey:
-        """The key written ``RUN:RANK`` (the run name is everything before the last colon).
-
-        Raises ValueError for anything else, or a rank below 1. Uploaded files are not
-        read with this (their parsers report a `Problem` instead); it reads back the
-        document ids that this service wrote itself.
-        """
+        """The key written ``RUN:RANK`` (run name before the last colon), or ValueError; reads back
+        ids this service wrote (an uploaded file reports a `Problem` instead)."""
         run_name, separator, rank = text.rpartition(":")
         if not separator or not run_name or not rank.isdigit():
             raise ValueError(MALFORMED_PASSAGE_KEY.format(text=text))
@@ -114,11 +93,8 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, slots=True)
 class ParseResult(Generic[R]):
-    """The records of a file and every problem found in it.
-
-    When `problems` is not empty the upload must be rejected whole; `records` then hold
-    only what parsed cleanly (for a preview), never a basis for storing the run.
-    """
+    """The records of a file and every problem found in it. With any problem the upload is
+    refused whole; the records then hold only what parsed cleanly, never a run to store."""
 
     records: list[R]
     problems: list[Problem]
@@ -140,10 +116,8 @@ def is_blank(text: str) -> bool:
 
 
 def parse_int(text: str, low: int, high: int) -> int | None:
-    """The value of a plain decimal integer in ``low..high``, else None.
-
-    Only ASCII digits (no sign, no spaces); leading zeros are allowed.
-    """
+    """The value of a plain ASCII decimal in ``low..high`` (no sign or spaces, leading zeros
+    allowed), else None."""
     if not (text.isascii() and text.isdigit() and len(text) <= MAX_INTEGER_DIGITS):
         return None
     value = int(text)
@@ -162,12 +136,9 @@ class BinaryReader(Protocol):
 
 
 class LineBlock(NamedTuple):
-    """Whole lines read from a file: ``data[:end]``, split on ``\\n`` into `lines`.
-
-    `lines` are without their ``\\n`` (a ``\\r`` before it is still there). `data` may go
-    on past `end` with the start of a line that the next block repeats, so checks over
-    ``data[:end]`` (one C call for many lines) cover exactly `lines`.
-    """
+    """Whole lines read from a file, ``data[:end]`` split on ``\\n`` into `lines` (a ``\\r``
+    kept); `data` may run on into the next block's first line, so checks over ``data[:end]``
+    cover `lines` alone."""
 
     data: bytes
     end: int
@@ -177,11 +148,8 @@ class LineBlock(NamedTuple):
 def iter_line_blocks(
     binary_file: BinaryReader, chunk_size: int = CHUNK_SIZE
 ) -> Iterator[LineBlock]:
-    """Read a binary file in chunks and yield its lines a block at a time.
-
-    Only one chunk (and the line that straddles it) is in memory at a time. A UTF-8 byte
-    order mark at the very start is skipped. Short reads are fine; an empty read is EOF.
-    """
+    """Yield a binary file's lines a block at a time, one chunk in memory at a time; a leading
+    UTF-8 byte order mark is skipped, and an empty read is the end."""
     read = binary_file.read
     chunk = read(chunk_size)
     while 0 < len(chunk) < len(UTF8_BOM):  # a short first read must not split a BOM
@@ -224,10 +192,8 @@ def iter_raw_lines(
 
 
 def strip_cr(raw: bytes) -> bytes:
-    """A line (already without ``\\n``) without the ``\\r`` of a ``\\r\\n`` line break.
-
-    A ``\\r`` that ends the last line of a file without a ``\\n`` is dropped too.
-    """
+    """A line (already without ``\\n``) without the ``\\r`` of a ``\\r\\n`` break, the file's
+    last line included."""
     return raw[:-1] if raw.endswith(b"\r") else raw
 
 
@@ -258,13 +224,8 @@ def utf8_problem(raw: bytes, lineno: int) -> Problem | None:
 def iter_text_lines(
     binary_file: BinaryReader, problems: list[Problem], chunk_size: int = CHUNK_SIZE
 ) -> Iterator[tuple[int, str | None]]:
-    """Yield ``(lineno, text)`` for each line of a binary file, reading it in chunks.
-
-    Lines end at ``\\n``; a ``\\r`` right before it belongs to the line break and is
-    dropped, as is a UTF-8 byte order mark at the start of the file. A line that is not
-    strict UTF-8 or holds any other ``\\r`` is reported in `problems` and yielded as
-    ``(lineno, None)``, so that parsers keep their place in the file.
-    """
+    """Yield ``(lineno, text)`` per line, read in chunks; a line that is not strict UTF-8 or
+    holds a stray ``\\r`` is reported and yielded as None, so parsers keep their place."""
     for lineno, raw in iter_raw_lines(binary_file, chunk_size):
         line = decode_line(strip_cr(raw), lineno)
         if isinstance(line, Problem):
@@ -278,11 +239,8 @@ def iter_text_lines(
 
 
 def check_writable(value: str, what: str, *, separator: str | None = None) -> None:
-    """Raise ValueError if writing `value` would break the line structure of a file.
-
-    Writers promise ``parse(write(records)).records == records``; a line break inside a
-    value, or a `separator` inside a value that is split on it, would silently break that.
-    """
+    """Raise ValueError if `value` holds a line break or `separator`: writing it would break
+    the round trip ``parse(write(records)).records == records``."""
     if "\n" in value or "\r" in value:
         raise ValueError(f"{what} {value!r} contains a line break")
     if separator is not None and separator in value:

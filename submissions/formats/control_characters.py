@@ -1,19 +1,5 @@
-"""Control characters in uploaded text: found, named by line and column, refused.
-
-NUL and other control characters (tab aside) are refused with their line and column
-(docs/formats.md). Every format follows the rule: the R2C2 runs (`pr_run`, `ac_run`,
-`marked_ac_run`), the RUBRIC formats (TREC runs, response runs, corpus, test bank) and,
-through `config.text_fields`, every free-text field of the API and the pages. A control
-character is one of Unicode category Cc: C0 (U+0000..U+001F), DEL (U+007F) and C1
-(U+0080..U+009F). The line break ends a line, so only a JSON value can hold one (escaped);
-passage and response texts may, ids may not.
-
-Why refuse rather than strip: PostgreSQL cannot store NUL in a text column at all (an
-upload that reached the database with one ended in a 500), and the other controls are
-invisible on a page yet change what a judge reads; the participant should know.
-
-Pure: no Django imports.
-"""
+"""Control characters (Unicode Cc, tab aside) in uploaded text, found and named by line,
+field and column, for every format and free-text field (docs/formats.md, "Limits")."""
 
 from __future__ import annotations
 
@@ -50,10 +36,8 @@ _VISIBLE = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)
 
 
 def line_control_problem(line: str, lineno: int, field: str) -> Problem | None:
-    """The first control character of a whole line (tab allowed), as a `Problem`.
-
-    The column is 1-based, in characters.
-    """
+    """The first control character of a whole line (tab allowed), as a `Problem` with its
+    1-based column."""
     found = _CONTROLS_BUT_TAB.search(line)
     if found is None:
         return None
@@ -73,14 +57,9 @@ def separated_line_control_problem(
     rest_first: bool = False,
     carriage_return: bool = False,
 ) -> Problem | None:
-    """The first control character of a line of `separator`-separated `fields` (tab
-    allowed), as a `Problem` named by the field that holds it.
-
-    The fields are split as the R2C2 formats split them: the last takes the rest of the
-    line, or with `rest_first` the first does (an AC answer line, whose confidence follows
-    the last ``;``). `carriage_return`: let a ``\\r`` pass, for a caller that reports it
-    as a carriage return inside the line. The column is 1-based, in characters.
-    """
+    """The first control character (tab allowed) of a `separator`-separated line, as a
+    `Problem` naming its field; the last field takes the rest, or the first with `rest_first`.
+    `carriage_return` lets a ``\\r`` pass for a caller that reports it on its own."""
     pattern = _CONTROLS_BUT_TAB_AND_CR if carriage_return else _CONTROLS_BUT_TAB
     found = pattern.search(line)
     if found is None:
@@ -101,12 +80,8 @@ def separated_line_control_problem(
 def value_control_problem(
     value: str, lineno: int, field: str, *, line_breaks: bool
 ) -> Problem | None:
-    """The first control character of a JSON string value, as a `Problem`.
-
-    `line_breaks`: whether the value may hold ``\\n`` and ``\\r`` (a text may, an id may
-    not). Tab is allowed only where line breaks are: an id with a tab would split a TREC
-    run or qrels line, which separate fields with white space.
-    """
+    """The first control character of a JSON string value, as a `Problem`; tab and line
+    breaks are allowed only where `line_breaks` (a text, not an id, which TREC lines split)."""
     pattern = _CONTROLS_BUT_TAB_AND_LINE_BREAKS if line_breaks else _CONTROLS
     found = pattern.search(value)
     if found is None:
@@ -120,13 +95,8 @@ def value_control_problem(
 
 
 def may_hold_control_bytes(data: bytes) -> bool:
-    """False if the UTF-8 bytes `data` hold no control character but tab and line breaks.
-
-    A screen for a block of lines read as bytes (`pr_run`'s fast path): True means one of
-    them may hold one, to be found line by line with `has_control_bytes`. It costs a few
-    passes at memory speed (a copy, numpy's minimum, ``memchr``): a regular expression over
-    every byte would cost more than the rest of the validation put together.
-    """
+    """A fast screen of a block of UTF-8 bytes for `pr_run`: False if no line can hold a
+    control character but tab and line breaks; True sends the lines to `has_control_bytes`."""
     spaced = data.replace(b"\n", b" ")
     if spaced and _lowest_byte(spaced) < 0x20:
         # Tab and \r are no controls here: look again without them (rarely needed).
@@ -148,9 +118,6 @@ def has_control_bytes(line: bytes) -> bool:
 
 
 def visible(text: str) -> str:
-    """`text` with each control character written as an escape (``\\x00``), for a message.
-
-    Messages are stored (a run's validation report) and shown on pages; PostgreSQL cannot
-    store NUL even in JSON, and the others would be invisible.
-    """
+    """`text` with each control character escaped (``\\x00``), for a message that is stored
+    and shown on a page."""
     return text.translate(_VISIBLE)

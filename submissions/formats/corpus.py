@@ -1,22 +1,5 @@
-"""The corpus of a RUBRIC campaign: JSONL, one ``{"docid": ..., "text": ...}`` per line.
-
-docs/formats.md (``corpus:`` in the campaign YAML): docid -> passage text, the texts
-that ranking runs retrieve by docid. A corpus may hold a million passages, so it is read
-as a stream: `iter_corpus` yields each passage as its line is read and keeps no text.
-
-Rules checked here, each reported as a `Problem` naming the line and the key: one JSON
-object per line (`jsonl`); a non-blank string docid without white space (TREC runs and
-qrels separate their fields with it) or control characters; each docid once; a text with
-at least one non-blank character, no control characters but tab and line breaks, at
-most `max_chars` characters (the limit on a passage by default). Other keys (a title, a
-url, as corpora converted from other collections have) are ignored.
-
-Memory: to find a docid given twice, the docids seen so far are kept in a set, never the
-texts: about 100 bytes per docid of 20-odd characters (the str and its set slot), so some
-100 MB for a million passages, where the texts would be several times that.
-
-Pure: no Django imports.
-"""
+"""The corpus of a RUBRIC campaign, JSON Lines ``{"docid", "text"}``, read as a stream
+that keeps no text (docs/formats.md, "Corpus")."""
 
 from __future__ import annotations
 
@@ -51,13 +34,8 @@ class CorpusPassage:
 def iter_corpus(
     binary_file: BinaryReader, problems: list[Problem], *, max_chars: int = MAX_PASSAGE_CHARS
 ) -> Iterator[CorpusPassage]:
-    """Yield the passages of a corpus as it is read, appending every problem to `problems`.
-
-    Streams: one chunk of the file and one line are in memory at a time (and the set of
-    docids seen). A line with any problem yields nothing. `problems` is complete only once
-    the iterator is exhausted, so a caller that stores passages as they come (in batches)
-    must store nothing, or roll back, when any problem was found.
-    """
+    """Yield the corpus's valid passages as it is read; `problems` is complete only at the end,
+    so a caller storing batches as they come must roll back when any problem was found."""
     seen: set[str] = set()
     for lineno, obj in iter_json_objects(
         binary_file, problems, example=CORPUS_EXAMPLE, what="passage line"

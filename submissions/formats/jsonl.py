@@ -1,12 +1,5 @@
-"""What the JSONL formats of a RUBRIC campaign share: one JSON object per line.
-
-There are three of them: response runs, the corpus and the test bank.
-Each line is read, checked and reported on its own (a `Problem` names the line and the
-key, as ``items[2].question_text``), so every problem of a file is found at once and a
-corpus of a million lines is read one line at a time.
-
-Pure: no Django imports.
-"""
+"""What the JSON Lines formats share (response runs, corpus, test bank): a JSON object per
+line, each line checked and reported on its own, naming the key (``items[2].question_text``)."""
 
 from __future__ import annotations
 
@@ -90,13 +83,8 @@ def json_kind(value: object) -> str:
 def iter_json_objects(
     binary_file: BinaryReader, problems: list[Problem], *, example: str, what: str
 ) -> Iterator[tuple[int, JsonObject]]:
-    """Yield ``(lineno, object)`` for each line of a JSONL file that holds a JSON object.
-
-    Every other line is reported in `problems` and skipped: not UTF-8, blank, a control
-    character outside the JSON values (tab aside), not JSON, a key twice, not an object.
-    `example` is the line the messages say is expected; `what` names a line's content in
-    the message for an empty file ("response line").
-    """
+    """Yield ``(lineno, object)`` per line that holds one JSON object; every other line is
+    reported and skipped. `example` is the line the messages expect, `what` names a line."""
     expected = f"one JSON object per line, such as {example}"
     lineno = 0
     for lineno, line in iter_text_lines(binary_file, problems):
@@ -161,11 +149,8 @@ def string_value(
     path: str = "",
     line_breaks: bool = False,
 ) -> str | None:
-    """The non-blank string at `key`, or None after reporting what is wrong with it.
-
-    `path` prefixes the key in `Problem.field` (``items[2].``); `line_breaks` says whether
-    the value may hold line breaks and tabs (a text may, an id may not).
-    """
+    """The non-blank string at `key`, or None once its problem is reported; `path` prefixes
+    the field's name, `line_breaks` lets a text (not an id) hold line breaks and tabs."""
     field = path + key
     if key not in obj:
         problems.append(Problem(lineno, field, MISSING_KEY.format(key, EXPECTED_STRING)))
@@ -205,10 +190,8 @@ def checked_string(
 def string_list_value(
     value: object, field: str, lineno: int, problems: list[Problem], *, line_breaks: bool
 ) -> tuple[str, ...] | None:
-    """`value` as a tuple of non-blank strings, or None after reporting every bad one.
-
-    Each element is named ``field[i]`` (0-based, as in JSON paths and jq).
-    """
+    """`value` as a tuple of non-blank strings, or None once every bad element (``field[i]``,
+    0-based) is reported."""
     if not isinstance(value, list):
         problems.append(
             Problem(
@@ -227,10 +210,6 @@ def string_list_value(
 
 
 def dump_line(obj: Mapping[str, object]) -> str:
-    """One JSONL line: `json.dumps` with its default separators, ASCII-escaped, ``\\n``.
-
-    The separators ``", "`` and ``": "`` and the escaping are what the workbench's files
-    have (it writes them through pydantic's ``.json()``, which calls `json.dumps` with its
-    defaults), and keys keep the order given, so a line is the same bytes every time.
-    """
+    """One JSONL line as the Autograding Workbench writes them (`json.dumps`' defaults,
+    ASCII escapes, keys in the order given), so the same object gives the same bytes."""
     return json.dumps(obj) + "\n"

@@ -1,16 +1,6 @@
-"""The limits on texts (docs/formats.md), as the pure formats know them.
-
-A passage at most 20,000 characters, an answer or a nugget at most 4,000, a run
-description or an edit note at most 2,000: each is a setting of the service
-(config/settings.py: `MAX_PASSAGE_CHARS`, `MAX_ANSWER_CHARS`, `MAX_NOTE_CHARS`) whose
-default is the value here. The parsers take each limit as a keyword argument defaulting to
-it, and the services pass the setting; a test checks that the settings' defaults and these
-agree, so that a parser used on its own (a CLI, a notebook) holds files to the same rules.
-
-Lengths are counted in characters (code points), not in bytes.
-
-Pure: no Django imports.
-"""
+"""The limits on texts, in characters: the defaults of the settings `MAX_PASSAGE_CHARS`,
+`MAX_ANSWER_CHARS` and `MAX_NOTE_CHARS` (docs/formats.md, "Limits"), for the parsers used
+on their own; the services pass the settings."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
-"""Marked AC runs: an AC run whose nugget lines carry the judge's mark.
-
-The AC run with each nugget line prefixed by ``B;`` (bogus: the passage does not
-entail it), ``R;`` (relevant) or ``N;`` (entailed but nonrelevant); docs/formats.md::
-
-    <D001>
-    [Answer];[Confidence]
-    [Mark];[NuggetNum];[PRrunname];[PassageRank];[Nugget]
-    ...
-    </D001>
-
-Everything but the mark is read by the AC run parser (`ac_run.read_answer_blocks` and
-`ac_run.read_nugget_line`), so both formats obey exactly the same rules.
-
-The marks (`Mark`, `BOGUS`, `RELEVANT`, `NONRELEVANT`, `MARKS`) are defined here and
-nowhere else: this is the lowest pure package, so `scoring.measures` (nugget precision,
-derived qrels) and grading import them from here.
-"""
+"""Marked AC runs: an AC run with each nugget line prefixed by the judge's mark, B, R or N
+(docs/formats.md, "Marked AC run"). The marks are defined here only, for scoring and grading."""
 
 from __future__ import annotations
 
@@ -100,11 +84,8 @@ def parse_marked_ac_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult[MarkedAnswerRecord]:
-    """Parse a marked AC run, reporting every problem.
-
-    The same rules and arguments as `ac_run.parse_ac_run`, plus a valid mark on every
-    nugget line.
-    """
+    """Parse a marked AC run: the rules and arguments of `ac_run.parse_ac_run`, plus a valid
+    mark on every nugget line."""
     problems: list[Problem] = []
 
     def nugget_line(lineno: int, qid: str, line: str) -> tuple[int | None, MarkedNugget | None]:
@@ -145,11 +126,8 @@ def parse_marked_ac_run(
 
 
 def write_marked_ac_run(records: Iterable[MarkedAnswerRecord], text_file: TextSink) -> None:
-    """Write `records` as a marked AC run, one block each, in the order given.
-
-    Raises ValueError for a value that would break the file's structure, or a mark other
-    than B, R or N.
-    """
+    """Write `records` as a marked AC run; ValueError for a value that would break the file,
+    or a mark other than B, R or N."""
     for record in records:
         write_answer_block(
             record.qid,
@@ -178,12 +156,9 @@ class BlockMarks:
 
 def block_marks(*, nugget_nums: Iterable[int], entailed: Mapping[int, bool | None],
                 verdict: Mapping[str, Any] | None) -> BlockMarks:
-    """The marks of one answer block: B when the nugget's passage
-    does not entail it, R when entailed and named relevant by an answer judged correct,
-    N otherwise. One rule for the site (grading.selectors.marked_run, from the database)
-    and the archive's replay (scoring.replay, from the archive). `entailed`: NuggetNum
-    -> the entailment label (None: no label yet); `verdict`: the answer judgment's label,
-    None when there is none."""
+    """One answer block's marks: B not entailed, R entailed and relevant to a correct answer,
+    N otherwise; one rule for the site and the archive's replay. `entailed`: NuggetNum ->
+    entailment label (None: none yet); `verdict`: the answer judgment's label or None."""
     correct = None if verdict is None else bool(verdict["correct"])
     relevant = set(verdict.get("relevant", [])) if verdict is not None and correct else set()
     complete = verdict is not None

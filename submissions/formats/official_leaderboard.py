@@ -1,16 +1,5 @@
-"""An official leaderboard: CSV with the header ``run,score``, one run per line.
-
-What organisers upload to meta-evaluate a RUBRIC track (docs/rubric.md): the
-leaderboard of the manual judgments, which the Rubric leaderboard is correlated with.
-Each line is read with Python's `csv` module (so a quoted run name may hold a comma);
-a record may not span lines, so every problem is named by its line. The header's
-names are matched without regard to case or surrounding spaces; a line of other
-than two fields, a blank run name, a run given twice or a score that is not a finite
-decimal number is an error naming its line; so are control characters (NUL included)
-and bytes that are not UTF-8. Blank lines are skipped.
-
-Pure: no Django imports.
-"""
+"""An official leaderboard, CSV ``run,score``, that organisers upload to meta-evaluate a
+RUBRIC track (docs/formats.md, "Manual reference for meta-evaluation")."""
 
 from __future__ import annotations
 
@@ -51,10 +40,8 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)
 
 @dataclass(frozen=True, slots=True)
 class OfficialLeaderboard:
-    """run -> score as read, in file order, and every problem found.
-
-    When `problems` is not empty the upload must be rejected whole.
-    """
+    """run -> score as read, in file order, and every problem found (with any, the upload is
+    refused whole)."""
 
     scores: dict[str, float]
     problems: list[Problem] = field(default_factory=list)

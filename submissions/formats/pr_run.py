@@ -1,26 +1,6 @@
-"""PR runs: one passage per line, ``[qID];[PassageRank];[docID];[PassageText]``.
-
-docs/formats.md: UTF-8; fields separated by ``;`` and split on the first three
-separators only (PassageText may itself contain ``;``); PassageRank is an integer 1..20,
-unique within a question (no ties); no line breaks in the text. Run names are
-``[Team]-{PG|PO}-[n]`` (PG = own passages, PO = the organisers' passages).
-
-Rules checked here, each reported as a `Problem`: exactly four fields; non-blank qID,
-docID and PassageText; PassageRank an integer in 1..max_rank; each rank at most once per
-question; at most max_rank passages per question; the qID is one of the campaign's (when
-`known_qids` is given); no blank lines; strict UTF-8; no stray carriage returns; no control
-characters but tab (named by the field and column that hold one); a PassageText of at most
-`max_passage_chars` characters (the limit on a passage) and a docID of at most
-`MAX_DOC_ID_CHARS` (what the database keeps of one).
-
-Speed: validating a 50 MB run may cost at most about twice a bare
-``for line in f: line.split(b";", 3)`` loop. So the loop below works on bytes, checks
-each block of lines for ``\r``, for UTF-8 and for control characters in a few C calls,
-does the fewest checks that accept a valid line (lengths are bounded by byte counts, which
-are never below character counts), and leaves the naming of problems to `_diagnose`, the
-slow path, when those checks fail. Both paths must agree on what is valid; tests check that
-they do.
-"""
+"""PR runs: one passage per line, ``[qID];[PassageRank];[docID];[PassageText]``
+(docs/formats.md, "PR run"). A fast path over bytes accepts valid lines; `_diagnose`
+names the problems of the others, and both must agree (tests check)."""
 
 from __future__ import annotations
 
@@ -98,11 +78,8 @@ def iter_pr_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> Iterator[PassageRecord]:
-    """Yield the passages of a PR run as it is read, appending every problem to `problems`.
-
-    Streams: only one chunk of the file is in memory at a time. A line with any problem
-    yields no record. `problems` is complete only once the iterator is exhausted.
-    """
+    """Yield a PR run's valid passages as it is read, appending every problem to `problems`
+    (complete only once the iterator is exhausted)."""
     return _scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=True)
 
 
@@ -113,10 +90,7 @@ def parse_pr_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> ParseResult[PassageRecord]:
-    """Parse a PR run from a binary file, reporting every problem.
-
-    The file is read in chunks; the records are the only copy of it in memory.
-    """
+    """Parse a PR run from a binary file, reporting every problem."""
     problems: list[Problem] = []
     records = list(_scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=True))
     return ParseResult(records, problems)
@@ -129,11 +103,8 @@ def validate_pr_run(
     max_rank: int = DEFAULT_MAX_RANK,
     max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> list[Problem]:
-    """Every problem of a PR run, keeping no records: the upload validator.
-
-    Same rules and problems as `parse_pr_run`, but passage texts are only checked to be
-    UTF-8, not built, so memory stays flat however large the file is.
-    """
+    """Every problem of a PR run, keeping no records, so memory stays flat however large the
+    file: the upload validator."""
     problems: list[Problem] = []
     for _ in _scan(binary_file, problems, known_qids, max_rank, max_passage_chars, keep=False):
         pass
@@ -141,11 +112,8 @@ def validate_pr_run(
 
 
 def write_pr_run(records: Iterable[PassageRecord], text_file: TextSink) -> None:
-    """Write `records` as a PR run, one line each, in the order given.
-
-    Raises ValueError for a value that would break the line structure (a line break, or
-    a ``;`` in the qID or docID). The other rules are the parser's to check.
-    """
+    """Write `records` as a PR run, one line each; ValueError for a line break, or a ``;`` in
+    a qID or docID."""
     for record in records:
         check_writable(record.qid, FIELD_QID, separator=";")
         check_writable(record.doc_id, FIELD_DOC_ID, separator=";")
@@ -154,11 +122,8 @@ def write_pr_run(records: Iterable[PassageRecord], text_file: TextSink) -> None:
 
 
 def returned_ranks(records: Iterable[PassageRecord]) -> dict[str, frozenset[int]]:
-    """qID -> the PassageRanks a PR run returned for it.
-
-    One value of the ``shared_pr_runs`` mapping that `ac_run.parse_ac_run` checks
-    PassageKeys against.
-    """
+    """qID -> the PassageRanks a PR run returned for it: one run's entry of the shared PR
+    runs that `ac_run.parse_ac_run` checks PassageKeys against."""
     ranks: dict[str, set[int]] = {}
     for record in records:
         ranks.setdefault(record.qid, set()).add(record.rank)
@@ -317,11 +282,8 @@ def _diagnose(
     *,
     max_passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> tuple[str | None, int | None, PassageRecord | None]:
-    """Every problem of one line, on the slow path.
-
-    Returns the qID and rank when they are usable for the checks across lines, and the
-    record if the line turns out to have no problem after all.
-    """
+    """Every problem of one line, on the slow path: the qID and rank when usable for the
+    checks across lines, and the record if the line has no problem after all."""
     before = len(problems)
     line = strip_cr(raw)
     if not line or line.isspace():

@@ -1,11 +1,5 @@
-"""Derived PR qrels: ``[qID] [PRrunname]:[PassageRank] [grade]``, one line each.
-
-The grade is the number of relevant nuggets citing that PassageKey over all AC runs
-(docs/formats.md). Space-separated, as trec_eval and pytrec_eval read qrels; the PassageKey
-``RUN:RANK`` is the document id, and `res` writes the same id in the runs' res files.
-Only PassageKeys with a grade of at least 1 are listed (see the toy ``pr.qrels``): an
-unlisted passage counts as nonrelevant in nDCG anyway.
-"""
+"""Derived PR qrels, ``[qID] [PRrunname]:[PassageRank] [grade]``, the grade counting R
+nuggets citing the PassageKey (docs/formats.md, "Derived PR qrels and res files")."""
 
 from __future__ import annotations
 
@@ -64,10 +58,8 @@ def parse_pr_qrels(
     known_qids: Container[str] | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
 ) -> ParseResult[QrelsRecord]:
-    """Parse a derived PR qrels file, reporting every problem.
-
-    Fields are separated by exactly one space, as `write_pr_qrels` writes them.
-    """
+    """Parse a derived PR qrels file (fields separated by one space, as written), reporting
+    every problem."""
     problems: list[Problem] = []
     records: list[QrelsRecord] = []
     first_lines: dict[tuple[str, PassageKey], int] = {}
@@ -111,10 +103,8 @@ def parse_pr_qrels(
 
 
 def write_pr_qrels(records: Iterable[QrelsRecord], text_file: TextSink) -> None:
-    """Write `records` as PR qrels lines, in the order given.
-
-    Raises ValueError for a space or line break in the qID or run name.
-    """
+    """Write `records` as PR qrels lines; ValueError for a space or line break in a qID or
+    run name."""
     for record in records:
         check_writable(record.qid, FIELD_QID, separator=" ")
         check_writable(record.passage_key.run_name, FIELD_PASSAGE_KEY, separator=" ")

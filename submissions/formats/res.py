@@ -1,14 +1,5 @@
-"""Res files: one per PR run, its PassageKeys in rank order, in TREC run format.
-
-docs/formats.md: a res file per PR run lists its PassageKeys in rank order. Each line is
-``qid Q0 RUN:RANK rank score runtag``, the format trec_eval and pytrec_eval read; the
-document id ``RUN:RANK`` is the PassageKey, as in the derived qrels (`qrels`).
-
-trec_eval ignores the rank column and orders a question's documents by descending score
-(breaking ties by document id), so the score must carry the order: score =
-``max_rank + 1 - rank`` gives 20 for rank 1 down to 1 for rank 20, all distinct, so the
-evaluated ranking is exactly the PassageRank order.
-"""
+"""Res files: a PR run's PassageKeys in rank order, in trec_eval's run format, with a
+score that makes trec_eval keep the PassageRank order (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -33,12 +24,8 @@ def write_pr_res(
     run_tag: str | None = None,
     max_rank: int = DEFAULT_MAX_RANK,
 ) -> None:
-    """Write the res file of PR run `run_name` from its passages.
-
-    Questions come in the order they first appear in `records`, each one's passages in
-    rank order. `run_tag` (the last column) defaults to the run name. Raises ValueError
-    for a rank outside 1..max_rank or white space in the names.
-    """
+    """Write the res file of PR run `run_name`: questions in first-seen order, passages by
+    rank, tag defaulting to the run name; ValueError for a rank out of range or a bad name."""
     tag = run_name if run_tag is None else run_tag
     check_writable(run_name, "run name", separator=" ")
     check_writable(tag, "run tag", separator=" ")

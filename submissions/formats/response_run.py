@@ -1,21 +1,5 @@
-"""Response runs: generated responses, JSONL, one ``{"qid": ..., "text": ...}`` per query.
-
-The ``response`` tracks of a RUBRIC campaign (docs/formats.md): optionally with
-``"passages": [...]``, already segmented; otherwise the text is cut at sentence
-boundaries into passages of at most 100 words, segment i with rank i and docid
-``RUN:qid:i`` (`segmenter`).
-
-Rules checked here, each reported as a `Problem` naming the line and the key: one JSON
-object per line (`jsonl`); the keys ``qid``, ``text`` and ``passages`` only (a misspelt
-``passage`` would otherwise silently change what is graded); a non-blank string qid that
-is a query of the campaign (when `known_qids` is given), at most one response per query;
-a text with at least one word; passages, when given, a non-empty list of texts of at
-most `max_words` words each (the same limit the segmenter keeps, so that both ways give
-passages of a size); no control characters but tab and line breaks in texts, none in the
-qid.
-
-Pure: no Django imports.
-"""
+"""Response runs of a response track: JSON Lines, ``{"qid", "text"}`` per query, with
+optional ``"passages"`` (docs/formats.md, "Response run")."""
 
 from __future__ import annotations
 
@@ -50,12 +34,8 @@ RESPONSE_KEYS = (KEY_QID, KEY_TEXT, KEY_PASSAGES)
 
 @dataclass(frozen=True, slots=True)
 class ResponseRecord:
-    """One line of a response run: the response to query `qid`.
-
-    `passages` are the participant's own segments, as given, or None to segment `text`.
-    `line` is where the record was read (0: not read from a file); it is left out of
-    comparisons, so a record read back equals the record written.
-    """
+    """One line of a response run: `passages` are the participant's own segments or None (to
+    segment `text`); `line` is where it was read and is left out of comparisons."""
 
     qid: str
     text: str
@@ -81,10 +61,8 @@ def segment_docid(run_name: str, qid: str, rank: int) -> str:
 def response_passages(
     run_name: str, record: ResponseRecord, *, language: str = DEFAULT_LANGUAGE
 ) -> list[ResponsePassage]:
-    """The passages of one response, ranked 1, 2, ... in the order of the text.
-
-    The participant's own passages when given, else the text's segments (`segment_text`).
-    """
+    """The passages of one response, ranked 1, 2, ... in text order: the participant's own,
+    else the text's segments."""
     texts = record.passages
     if texts is None:
         texts = tuple(segment_text(record.text, language=language))
@@ -100,11 +78,8 @@ def parse_response_run(
     known_qids: Container[str] | None = None,
     max_words: int = MAX_PASSAGE_WORDS,
 ) -> ParseResult[ResponseRecord]:
-    """Parse a response run from a binary file, reporting every problem.
-
-    The file is read in chunks, a line at a time. A record is made for each line without
-    problems.
-    """
+    """Parse a response run, a line at a time, reporting every problem; a record per line
+    without problems."""
     problems: list[Problem] = []
     records: list[ResponseRecord] = []
     first_lines: dict[str, int] = {}  # qid -> line of its response
@@ -132,10 +107,8 @@ def parse_response_run(
 
 
 def write_response_run(records: Iterable[ResponseRecord], text_file: TextSink) -> None:
-    """Write `records` as a response run, one JSON object per line, in the order given.
-
-    ``passages`` is written only when a record has them.
-    """
+    """Write `records` as a response run, one JSON object per line; ``passages`` only when a
+    record has them."""
     for record in records:
         obj: dict[str, object] = {KEY_QID: record.qid, KEY_TEXT: record.text}
         if record.passages is not None:

@@ -1,7 +1,5 @@
-"""Run names: `[Team]-{PG|PO}-[n]` for PR runs, `[Team]-AC-[n]` for AC runs.
-
-Pure: no Django imports.
-"""
+"""R2C2 run names: ``[Team]-{PG|PO}-[n]`` for PR runs, ``[Team]-AC-[n]`` for AC runs
+(docs/formats.md, "Run names")."""
 
 from __future__ import annotations
 

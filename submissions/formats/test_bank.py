@@ -1,34 +1,5 @@
-"""Test banks: per query, the exam questions or nuggets that define relevance (JSONL).
-
-docs/rubric.md; in the shape of the Autograding Workbench's test-bank files
-(TREMA-UNH/rubric-grading-workbench, ``exam_pp/question_bank_loader.py``), one query per
-line::
-
-    {"query_id": "q1", "query_text": "...", "info": {"prompt_target": "questions"},
-     "items": [{"question_id": "q1/<md5 of text>", "question_text": "...",
-                "answers": ["..."]}]}
-
-or with ``"prompt_target": "nuggets"`` and ``nugget_id``/``nugget_text``. `answers` (an
-answer key, EXAM++) is optional and only for questions.
-
-- Ids default to ``query_id/md5(text)``, as the workbench makes them: the MD5 hex digest
-  (lower case) of the UTF-8 bytes of the item text with surrounding white space stripped
-  (`default_item_id`).
-- The writer emits exactly the keys above, in that order, with `json.dumps`' default
-  separators and ASCII escapes, as the workbench writes its files; so reading what it
-  wrote and writing that again gives the same bytes.
-- The reader also takes the workbench's own files: its other keys (``facet_id``,
-  ``facet_text``, ``test_collection``, ``hash``; per item ``query_id``, ``facet_id``,
-  ``info``) are accepted and dropped, ``gold_answers`` is its name for ``answers``, other
-  keys of ``info`` (the generation details) are dropped, and without ``prompt_target``
-  the kind of item is taken from the items' keys. Any other key is a problem: a misspelt
-  ``answer`` must not drop an answer key without a word.
-
-Every problem names the line and the key (``items[2].question_text``). The test bank is
-secret (organisers only); this module only reads and writes it.
-
-Pure: no Django imports.
-"""
+"""Test banks in the Autograding Workbench's JSON Lines shape: per query, the exam
+questions or nuggets that define relevance (docs/rubric.md, "The test bank")."""
 
 from __future__ import annotations
 
@@ -99,10 +70,8 @@ ITEM_KEYS_BY_TARGET = {
 
 @dataclass(frozen=True, slots=True)
 class BankItem:
-    """One exam question or nugget of a query's test bank.
-
-    `answers`: the answer key of a question (EXAM++), or None when it has none.
-    """
+    """One exam question or nugget of a query's test bank; `answers` is a question's answer key
+    (EXAM++), or None."""
 
     item_id: str
     text: str
@@ -111,10 +80,8 @@ class BankItem:
 
 @dataclass(frozen=True, slots=True)
 class QueryBank:
-    """One line of a test bank: query `query_id`, its text and its items.
-
-    `target` is ``questions`` or ``nuggets``: what the items are.
-    """
+    """One line of a test bank: query `query_id`, its text and its items; `target` says whether
+    they are ``questions`` or ``nuggets``."""
 
     query_id: str
     query_text: str
@@ -133,11 +100,7 @@ def default_item_id(query_id: str, text: str) -> str:
 def parse_test_bank(
     binary_file: BinaryReader, *, known_qids: Container[str] | None = None
 ) -> ParseResult[QueryBank]:
-    """Parse a test bank from a binary file, reporting every problem.
-
-    `known_qids`: the campaign's queries (None: any query_id). A record is made for each
-    line without problems.
-    """
+    """Parse a test bank, reporting every problem; a record per line without problems."""
     problems: list[Problem] = []
     banks: list[QueryBank] = []
     query_lines: dict[str, int] = {}  # query_id -> its line
@@ -205,12 +168,8 @@ def parse_test_bank(
 
 
 def write_test_bank(banks: Iterable[QueryBank], text_file: TextSink) -> None:
-    """Write `banks` as a test bank, one query per line, in the order given.
-
-    Every item is written with its id (given or default) and, for a question with an
-    answer key, its ``answers``. Raises ValueError for a target other than ``questions``
-    or ``nuggets``, or a nugget with answers.
-    """
+    """Write `banks` one query per line, each item with its id and a question's answers;
+    ValueError for an unknown target or a nugget with answers."""
     for bank in banks:
         if bank.target not in ITEM_KEYS:
             raise ValueError(f"target {bank.target!r} is neither 'questions' nor 'nuggets'")

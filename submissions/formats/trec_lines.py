@@ -1,9 +1,5 @@
-"""Reading a trec_eval-style file (runs, qrels): white-space-separated fields, a line each.
-
-trec_eval skips comment lines (``#``); blank lines are skipped too (trec_eval would
-refuse them, which helps no one). A line that is not UTF-8 or holds a control
-character is a problem with its line and column, and is not split.
-"""
+"""Reading trec_eval-style files (runs, qrels): white-space-separated fields, blank and
+``#`` lines skipped, bad UTF-8 and control characters reported with their line."""
 
 from __future__ import annotations
 
@@ -24,12 +20,8 @@ from .control_characters import line_control_problem
 def iter_trec_fields(
     binary_file: BinaryReader, problems: list[Problem]
 ) -> Iterator[tuple[int, list[str] | None]]:
-    """(line number, its fields) for each line that is neither blank nor a comment.
-
-    The fields are None where the line's problem was appended to `problems` instead, so
-    that the caller still counts the line as one read (a file of only bad lines is not
-    "empty").
-    """
+    """(line number, fields) per line that is neither blank nor a comment; fields are None
+    where the line's problem was reported, so it still counts as read."""
     for lineno, raw in iter_raw_lines(binary_file):
         decoded = decode_line(strip_cr(raw), lineno)
         if isinstance(decoded, Problem):

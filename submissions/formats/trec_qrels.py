@@ -1,25 +1,5 @@
-"""Manual qrels, trec_eval's format: ``qid iter docid rel``, one judgment per line.
-
-What organisers upload to meta-evaluate a RUBRIC track (docs/rubric.md): the
-manual relevance judgments whose labels are set against the Rubric-Qrels. `qrels.py`
-reads the R2C2 derived PR qrels, whose second field is a PassageKey; these have four.
-
-How trec_eval reads qrels (usnistgov/trec_eval, ``get_qrels.c``): four white-space
-separated fields, "string fields can contain no whitespace"; the second (``iter``,
-written ``0`` or ``Q0``) is ignored; lines starting with ``#`` are comments; ``rel`` is
-"an integer between -127 and 127" (negative levels such as the Web track's -2 for junk
-are judged non-relevant); "File may contain no NULL characters". So here:
-
-- Blank lines and ``#`` comment lines are skipped, as TREC runs' are (`trec_run`);
-  a line of other than four fields is an error naming its line.
-- The level is a plain integer from -127 to 127, with an optional minus sign.
-- A (qid, docid) pair judged twice is an error naming both lines: trec_eval keeps
-  both, and which one counts would depend on its sort.
-- Control characters (NUL included) and bytes that are not UTF-8 are refused with
-  their line.
-
-Pure: no Django imports.
-"""
+"""Manual qrels in trec_eval's format, ``qid iter docid rel``, that organisers upload to
+meta-evaluate a RUBRIC track (docs/formats.md, "Manual reference for meta-evaluation")."""
 
 from __future__ import annotations
 
@@ -61,11 +41,8 @@ FIELD_REL = "rel"
 
 @dataclass(frozen=True, slots=True)
 class TrecQrels:
-    """Manual judgments as read: qid -> docid -> relevance level, and every problem.
-
-    When `problems` is not empty the upload must be rejected whole; `levels` then hold
-    only the lines without problems.
-    """
+    """Manual judgments as read, qid -> docid -> level, and every problem; with any problem the
+    upload is refused whole."""
 
     levels: dict[str, dict[str, int]]
     problems: list[Problem] = field(default_factory=list)
@@ -82,10 +59,8 @@ class TrecQrels:
 def parse_trec_qrels(
     binary_file: BinaryReader, *, known_qids: Container[str] | None = None
 ) -> TrecQrels:
-    """Parse trec_eval qrels from a binary file, reporting every problem in line order.
-
-    `known_qids`: the campaign's queries (None: any qid).
-    """
+    """Parse trec_eval qrels, reporting every problem in line order; `known_qids` None takes
+    any qid."""
     problems: list[Problem] = []
     levels: dict[str, dict[str, int]] = {}
     first_lines: dict[tuple[str, str], int] = {}

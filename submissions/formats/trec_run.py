@@ -1,35 +1,5 @@
-"""TREC runs, trec_eval's format: ``qid Q0 docid rank score tag``, one line per passage.
-
-The ``ranking`` tracks of a RUBRIC campaign (docs/formats.md): white-space-separated;
-the tag holds one value throughout the file; the order is by score, descending, as
-trec_eval takes it. A docid that is not in the corpus, a duplicate docid within a query,
-a non-numeric score or a qid that is not a query is an error naming its line.
-
-How trec_eval reads a run (usnistgov/trec_eval, ``get_trec_results.c``, read at f4253652):
-it skips blank lines and lines whose first non-blank character is ``#``, splits a line on
-white space, takes the score with ``atof``, ignores the second column ("iter", written
-``Q0``) and the rank, and keeps the run tag of the last line only. ``form_res_rels.c``
-then sorts each query's documents with ``comp_sim_docno``: by score, descending, ties
-broken by ``strcmp(docno2, docno1)``, i.e. by docno *descending*; and it stops with
-"duplicate docs" on a docno given twice for one query. So here:
-
-- The Q0 column is accepted whatever it holds (``Q0``, ``0``, ``iter1``): trec_eval
-  ignores it, and tools differ in what they write there, so refusing one spelling would
-  refuse runs that trec_eval scores.
-- The rank must be a plain integer 0 or more (the format says one is there; trec_eval's own
-  example starts at 0) but does not order anything: the score does, as in trec_eval.
-- The tag must be the same on every line, where trec_eval silently keeps the
-  last one.
-- Blank and ``#`` lines are skipped, as trec_eval skips them; a line with other than six
-  fields is an error (trec_eval ignores what follows the tag; the format has six).
-- Fields are separated by spaces and tabs; other control characters are refused,
-  NUL included, which trec_eval cannot read either.
-
-`parse_trec_run` returns each query's records in exactly trec_eval's order. Run names of
-ranking and response tracks are ``[Team]-[label]`` (`parse_rubric_run_name`).
-
-Pure: no Django imports.
-"""
+"""TREC runs of a ranking track, ``qid Q0 docid rank score tag``, read and ordered exactly
+as trec_eval reads and orders them (docs/formats.md, "TREC run"); run names ``[Team]-[label]``."""
 
 from __future__ import annotations
 
@@ -89,10 +59,8 @@ MissingDocids = Callable[[Sequence[str]], Collection[str]]
 
 @dataclass(frozen=True, slots=True)
 class TrecRunRecord:
-    """One line of a TREC run: `docid` retrieved for query `qid` with `score`.
-
-    `rank` is kept as written; trec_eval (and this service) order by `score`.
-    """
+    """One line of a TREC run: `docid` retrieved for `qid` with `score`; `rank` is kept as
+    written, but the score orders."""
 
     qid: str
     docid: str
@@ -102,12 +70,8 @@ class TrecRunRecord:
 
 @dataclass(frozen=True, slots=True)
 class TrecRun:
-    """A TREC run as read: its tag, its rankings and every problem found in it.
-
-    `rankings` maps each qid (in the order queries first appear in the file) to its
-    records in trec_eval's order (`trec_eval_order`). When `problems` is not empty the
-    upload must be rejected whole; `rankings` then hold only the lines without problems.
-    """
+    """A TREC run as read: its tag, each qid's records in trec_eval's order, and every problem
+    (with any, the upload is refused whole)."""
 
     tag: str | None
     rankings: dict[str, list[TrecRunRecord]]
@@ -123,12 +87,8 @@ class TrecRun:
 
 
 def trec_eval_order(records: Iterable[TrecRunRecord]) -> list[TrecRunRecord]:
-    """`records` (of one query) as trec_eval ranks them.
-
-    By score, descending; ties by docid, descending (``comp_sim_docno`` in trec_eval's
-    ``form_res_rels.c`` returns ``strcmp(p2->docno, p1->docno)``). `strcmp` compares
-    bytes, and UTF-8 keeps the order of code points, so comparing the str is the same.
-    """
+    """One query's records as trec_eval ranks them: score descending, ties by docid descending
+    (``comp_sim_docno`` in trec_eval's ``form_res_rels.c``)."""
     return sorted(records, key=lambda record: (record.score, record.docid), reverse=True)
 
 
@@ -147,14 +107,8 @@ def parse_trec_run(
     known_qids: Container[str] | None = None,
     missing_docids: MissingDocids | None = None,
 ) -> TrecRun:
-    """Parse a TREC run from a binary file, reporting every problem.
-
-    `known_qids`: the campaign's queries (None: any qid). `missing_docids`: asked, in
-    batches of `DOCID_BATCH_SIZE` distinct docids, which are not in the corpus, so that a
-    database can answer one query per batch (None: any docid; `missing_from` wraps a
-    set). The file is read in chunks; the records are the only copy of it in memory, as
-    they must be to sort them. Problems come in line order.
-    """
+    """Parse a TREC run, reporting every problem in line order; `missing_docids` is asked which
+    docids are not in the corpus, `DOCID_BATCH_SIZE` distinct docids at a time."""
     problems: list[Problem] = []
     records: list[tuple[int, TrecRunRecord]] = []
     bad_lines: set[int] = set()
@@ -218,13 +172,8 @@ def parse_trec_run(
 
 
 def write_trec_run(records: Iterable[TrecRunRecord], tag: str, text_file: TextSink) -> None:
-    """Write `records` as a TREC run with run tag `tag`, one line each, in the order given.
-
-    The score is written as `repr` writes a float (the shortest text that reads back as the
-    same float). Raises ValueError for a qid, docid or tag that is empty or holds white
-    space, a qid that starts with ``#`` (a comment line to trec_eval) or a score that is
-    not finite.
-    """
+    """Write `records` with tag `tag`, scores as `repr` writes them; ValueError for an empty or
+    spaced qid, docid or tag, a qid starting with ``#``, or a score that is not finite."""
     _check_token(tag, FIELD_TAG)
     for record in records:
         _check_token(record.qid, FIELD_QID)
@@ -246,11 +195,8 @@ RUBRIC_RUN_NAME_RE = re.compile(TEAM_PART + r"-(?P<label>[A-Za-z0-9_]{1,32})")
 
 @dataclass(frozen=True, slots=True)
 class RubricRunName:
-    """A run name of a ranking or response track: ``[Team]-[label]``.
-
-    The label is ASCII letters, digits and ``_``, at most 32; the team is everything
-    before the last ``-``.
-    """
+    """A run name of a ranking or response track, ``[Team]-[label]``: a label of ASCII letters,
+    digits and ``_`` (at most 32) after the last ``-``."""
 
     team: str
     label: str

@@ -1,10 +1,6 @@
-"""When a track takes participants' runs, and the words of a refusal outside that window.
-
-Times are said as people read them: in the campaign's time zone (a zoneinfo name), to the
-minute, the zone named; the deadline itself is compared to the microsecond, in UTC.
-Pure (the standard library only): the client refuses a closed track in the server's words
-before it sends a file, and the service refuses it the same way.
-"""
+"""When a track takes participants' runs, and the refusal outside that window in the
+campaign's time zone to the minute (docs/access.md, "Deadlines"). Standard library only:
+the client `evalctl` says the same before it sends a file."""
 
 from __future__ import annotations
 

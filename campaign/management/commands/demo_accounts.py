@@ -1,8 +1,5 @@
-"""`python manage.py demo_accounts SLUG`: give the demo's people known passwords.
-
-For the demo only (`make demo`): it sets fixed, printed passwords, so never run it
-against a real campaign.
-"""
+"""`python manage.py demo_accounts SLUG`: give a demo campaign's people fixed, printed
+passwords and API tokens; for `make demo` only, never a real campaign."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""evalctl: a participant's client of the evaluation service's REST API (docs/api.md).
-
-Sign in, check a run file with the server's own parsers and upload it, follow its
-grading, fetch the shared PR runs and read the scores. One dependency: httpx2.
-"""
+"""evalctl: a participant's client of the service's REST API: sign in, check a run file with
+the server's own parsers and upload it, follow its grading, fetch shared PR runs, read scores."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The service's REST API v1 as the client speaks it (docs/api.md), over httpx2.
-
-Every error of the API is JSON ``{"detail": ..., "errors": [...]}`` with a 4xx status;
-`ApiError` carries it to the user word for word. Failures on the way (no answer, a
-refused connection, an answer that is not the API's JSON) become a `ClientError` that
-says what happened, never a traceback.
-"""
+"""The service's REST API v1 as the client speaks it, over httpx2: an API error becomes
+`ApiError` word for word, a failure on the way a `ClientError` that says what happened."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The check of a run file before it is sent: the server's own parsers, run locally.
-
-What the client can know is checked as the server checks it: every format rule of the
-track's kind (docs/formats.md), the limits' defaults, and the campaign's
-question ids when the campaign shows them. What only the server knows is left to it:
-whether an AC run's PassageKeys name shared PR runs and ranks they returned, whether a
-TREC run's docids are in the corpus, how long a response's segments are, and the rules
-of the upload itself (run name, team, size, quota). The deadline `evalctl submit` checks
-by the site's clock, before this.
-"""
+"""The check of a run file before it is sent, with the server's own parsers: what only the
+server knows (shared PR runs, the corpus, names, quotas) is left to it (docs/deployment.md,
+"The participants' client")."""
 
 from __future__ import annotations
 
@@ -68,10 +61,8 @@ CHECKS = {"pr": _pr, "ac": _ac, "ranking": _ranking, "response": _response}
 
 def check_run_file(path: Path, *, kind: str,
                    known_qids: Collection[str] | None) -> list[Problem] | None:
-    """Every problem the server's parser finds in the file, in its words (control
-    characters in a quoted value shown escaped, as the server stores them), at most
-    `MAX_REPORTED_PROBLEMS` and a line saying how many more; None for a track kind this
-    client does not know (the server checks it)."""
+    """Every problem the server's parser finds in the file, in its words and escaped as the
+    server stores them, at most `MAX_REPORTED_PROBLEMS`; None for a kind it does not know."""
     check = CHECKS.get(kind)
     if check is None:
         return None

@@ -1,9 +1,6 @@
-"""The `evalctl` command: login, submit, status, download-shared, scores.
-
-Every command talks to the service's REST API v1 (docs/api.md). What the server
-refuses is printed as it said it (its `detail`, then each of its `errors`), with a
-non-zero exit status; so is a site that cannot be reached. No traceback for either.
-"""
+"""The `evalctl` command: login, submit, status, download-shared, scores. A refusal or an
+unreachable site is printed as the server said it, with a non-zero exit status, never a
+traceback (docs/deployment.md, "The participants' client")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Where the client keeps the site and the API token between commands.
-
-A JSON file in the user's configuration folder (XDG: ``$XDG_CONFIG_HOME/evalctl``, by
-default ``~/.config/evalctl``), readable by the user alone: the token is as good as the
-password. ``EVALCTL_SITE`` and ``EVALCTL_TOKEN`` override it (CI jobs, scripts).
-"""
+"""Where the client keeps the site and API token between commands: a JSON file only its
+user may read, under the XDG config folder; ``EVALCTL_SITE`` and ``EVALCTL_TOKEN`` override it."""
 
 from __future__ import annotations
 
@@ -55,11 +51,8 @@ def _stored() -> dict[str, str]:
 
 
 def credentials(*, need_token: bool = True) -> Credentials:
-    """The site and token to use: the environment's, else those `evalctl login` stored.
-
-    The stored token goes only to the site it was issued by: with another site in
-    ``EVALCTL_SITE`` and no ``EVALCTL_TOKEN``, there is no token.
-    """
+    """The site and token to use, the environment's else those `evalctl login` stored; a
+    stored token goes only to the site that issued it."""
     stored = _stored()
     site_text = os.environ.get(ENV_SITE) or stored.get("site")
     if not site_text:

@@ -45,12 +45,8 @@ class ProgressBar:
 
 
 class CountingReader:
-    """A binary file whose reads are counted and told to `progress` (bytes so far).
-
-    What the HTTP client needs of a file to send it as a multipart part of known length:
-    ``read``, and ``fileno``/``seek``/``tell`` to measure it. A seek to the start (a
-    request sent again) starts the count again.
-    """
+    """A binary file whose reads are counted and told to `progress`; it has what httpx2 needs
+    to send it as a part of known length, and a seek to the start (a resend) restarts the count."""
 
     def __init__(self, file: IO[bytes], progress: Callable[[int], None]) -> None:
         self._file = file

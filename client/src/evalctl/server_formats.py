@@ -1,16 +1,6 @@
-"""The service's own run-file parsers, as the client runs them.
-
-client/pyproject.toml ships the server's pure package `submissions/formats` (it imports
-nothing from Django or the apps) inside the client as
-`evalctl.formats`, so the check before an upload is the server's, rule for rule and
-message for message. The package needs neither of the server's libraries the client
-does not install: numpy only speeds up a screen it does without, and sentencex is
-imported only to cut responses into passages, which the server does after an upload.
-The client's tests run it where neither is installed.
-
-Run from a clone without installing (``PYTHONPATH=client/src``), `evalctl.formats` is
-read where it lives, two folders up from client/src.
-"""
+"""The server's pure run-file parsers (submissions/formats), shipped in the client as
+`evalctl.formats`, or read from the clone when run uninstalled (``PYTHONPATH=client/src``);
+they run without numpy and sentencex."""
 
 from __future__ import annotations
 

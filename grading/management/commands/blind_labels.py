@@ -1,11 +1,6 @@
-"""`python manage.py blind_labels SLUG --as USER --labels FILE [--draw KIND:SIZE ...]
-[--seed N] [--settle-escalated]`.
-
-Draws blind samples, labels their items from a label file (as the organiser would on the
-labelling page), lets a second judge decide the escalated judgments the guarantee allows
-it, and prints the agreement report. `--settle-escalated` then settles what is still
-escalated from the same file, as a person reviewing them would.
-"""
+"""`python manage.py blind_labels SLUG --as USER --labels FILE [--draw KIND:SIZE ...] [--seed N]
+[--settle-escalated]`: label blind samples from a file, let the second judge decide, print the
+agreement report (docs/agreement.md, "6. Label files")."""
 
 from __future__ import annotations
 

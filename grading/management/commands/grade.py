@@ -1,16 +1,5 @@
-"""`python manage.py grade SLUG`: grade every pending run (AC, ranking, response)
-in-process and wait.
-
-The same service as the Celery task (`grading.work.run_grading.run_grading`: claim, grade with
-the official judge, and an AC track's second judge, record the outcome), run here one
-run after another
-with the judge of the settings (vLLM, or the embedded llama.cpp judge), then scoring.
-A run whose judge failed, or that cannot be graded (a gold check without a gold answer,
-an unexpected error, logged with its traceback), is left FAILED with the reason printed,
-the other runs are graded, and the command then exits non-zero naming them. Stopped by
-Ctrl-C, SIGTERM or SIGHUP, it leaves the run it was grading FAILED ("interrupted"), not
-held: the next `grade` takes it up again, and the judgments made so far are kept.
-"""
+"""`python manage.py grade SLUG`: grade every pending run (AC, ranking, response) in this
+process, one after another, then score (docs/operations.md, "The `grade` command")."""
 
 from __future__ import annotations
 
@@ -116,10 +105,9 @@ class Command(BaseCommand):
 
 @contextlib.contextmanager
 def _interrupted_by_termination() -> Iterator[None]:
-    """While the block runs, SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, a closed terminal,
-    a CI timeout) stop the command, so the run being graded is released, not left held;
-    SIGINT too, as a shell starts a background job with it ignored. Only the main thread
-    may set handlers; elsewhere nothing changes."""
+    """While the block runs, SIGINT, SIGTERM and SIGHUP stop the command, so the run being graded is
+    released, not left held (SIGINT too: a shell starts background jobs with it ignored). Only
+    the main thread may set handlers; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -1,9 +1,5 @@
-"""`python manage.py judge_eval SLUG [--set FILE] [--judge official|second|MODEL]`.
-
-Runs a judge over a labelled set (the project's dev set unless `--set` names another),
-prints its figures, and keeps them for the campaign's dashboard and for the grading
-gate (grading/validation/gate.py). Exits 1 when the campaign's thresholds are missed.
-"""
+"""`python manage.py judge_eval SLUG [--set FILE] [--judge official|second|MODEL]`: measure a
+judge on a labelled set and keep its figures; exits 1 below the campaign's thresholds."""
 
 from __future__ import annotations
 

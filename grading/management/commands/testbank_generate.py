@@ -1,11 +1,5 @@
-"""`python manage.py testbank_generate SLUG [--target questions|nuggets] [--n 10]`.
-
-Asks the official judge for N items per query that has no test-bank items yet and
-stores them as drafts (docs/rubric.md), in this process: the same service as the
-API's task (grading.rubric.drafting). Queries that already have items are left
-alone. A query the judge failed on is reported with the reason and nothing of it is
-stored; the command then exits non-zero.
-"""
+"""`python manage.py testbank_generate SLUG [--target questions|nuggets] [--n 10]`: draft N items
+per query without items, in this process; exits non-zero if a query got none (docs/rubric.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""`python manage.py publish_leaderboards SLUG [--track T] --as USER [--force]`: publish the
-latest scores of each track (participants see them now, the public after results_release).
-
-A track whose latest scores are stale (computed before the latest judgment edit) or rest on
-doubtful judgments no organiser has reviewed is refused, and then nothing is published: a
-command that fails changes nothing. `--force` goes over unreviewed doubt (and the override
-is recorded), never over stale scores.
-"""
+"""`python manage.py publish_leaderboards SLUG [--track T] --as USER [--force]`: publish each
+track's latest scores, all or nothing; refused while stale or resting on unreviewed doubt,
+which `--force` goes over (docs/results.md, "Publishing")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""`python manage.py submit_runs SLUG FILE... --as USER`: enter run files from disk.
-
-For organisers entering runs sent by mail, and for the demo. Each file is named by
-its run name and goes to `--track`, else to the track its name (or, for a ranking or
-response run, its content) points to (`submissions.bulk.run_track`); each is validated
-and stored on its own, exactly as an upload through the API. A file identical to the
-last upload of its name is skipped, so the command can be run again safely.
-"""
+"""`python manage.py submit_runs SLUG FILE... --as USER`: enter run files from disk, each
+named by its run name and submitted as an API upload is; a file already uploaded
+unchanged is skipped, so the command may be run again (docs/submissions.md)."""
 
 from __future__ import annotations
 
