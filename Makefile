@@ -25,7 +25,7 @@ test: $(STAMP) chromium engine
 # llama.cpp compiled for this machine's CPU (AVX-512 and the like), once, for the embedded
 # judge; where it cannot be built (no compiler), the prebuilt wheel serves and this says so.
 engine: $(STAMP)
-	@$(PY) -m grading.embedded.engines build
+	@$(PY) -m embedded_judge.engines build
 
 # The browser tests drive Debian's Chromium; installed here once if missing.
 chromium:

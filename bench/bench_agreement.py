@@ -43,9 +43,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from embedded_judge.models import DEFAULT_MODEL, SMALL_MODEL  # noqa: E402
+from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.agreement.guarantee import choose_threshold  # noqa: E402
-from grading.embedded.models import DEFAULT_MODEL, SMALL_MODEL  # noqa: E402
-from grading.embedded.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.judge import OpenAIJudge  # noqa: E402
 from grading.llm.client import JudgeConfig  # noqa: E402
 from grading.validation.calibration import packaged_calibration  # noqa: E402

@@ -6,7 +6,7 @@ twice and measures each:
 - today: the prebuilt xllamacpp wheel, OpenMP's default wait policy (threads spin
   before they sleep), llama.cpp's default batch (up to 2048 tokens a step);
 - new: the build compiled for this machine where `make demo`/`make test` made one
-  (grading/embedded/engines.py), passive waiting, 512-token steps.
+  (embedded_judge/engines.py), passive waiting, 512-token steps.
 The judge client and pipeline are the same for both (the names-and-numbers rule first,
 calls sharing a prompt start one after another).
 
@@ -62,9 +62,9 @@ sys.path.insert(0, str(ROOT))
 
 from judge_accuracy.cli import main as accuracy_main  # noqa: E402
 
-from grading.embedded.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
-from grading.embedded.models import SMALL_MODEL  # noqa: E402
-from grading.embedded.server import EmbeddedJudge, ServerOptions  # noqa: E402
+from embedded_judge.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
+from embedded_judge.models import SMALL_MODEL  # noqa: E402
+from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.judge import (  # noqa: E402
     EntailmentInput,
     JudgeInput,

@@ -24,7 +24,7 @@ def ping() -> str:
 
 # The embedded judge (GRADER_BASE_URL unset) is one llama.cpp server per machine. The
 # worker's main process finds or starts it before forking its prefork children, so it
-# is loaded before the first task, and the lease taken on it (grading/embedded/shared.py)
+# is loaded before the first task, and the lease taken on it (embedded_judge/shared.py)
 # is the children's too: it is used for as long as the worker runs.
 # Imports are inside the handlers: Django is set up only once the worker starts.
 

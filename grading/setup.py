@@ -11,8 +11,8 @@ from pathlib import Path
 from django.conf import settings
 
 from campaign.models import Campaign, Track, TrackKind
-from grading.embedded.models import ModelInstallError
-from grading.embedded.shared import SharedJudge, shared_judge
+from embedded_judge.models import ModelInstallError
+from embedded_judge.shared import SharedJudge, shared_judge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.validation.services import judge_calibration
@@ -106,7 +106,7 @@ class UnknownJudge(ValueError):
 def judge_named(campaign: Campaign, name: str) -> OpenAIJudge:
     """The judge `name` stands for: "official" (the one that grades), "second" (the
     first AC track's second judge), or a packaged model run by the embedded server."""
-    from grading.embedded.models import MODELS
+    from embedded_judge.models import MODELS
 
     if name == "official":
         return official_judge(campaign)

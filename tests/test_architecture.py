@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import grimp
 
-PRODUCT = ("campaign", "config", "frontend", "grading", "infrastructure", "scoring",
-           "submissions")
+PRODUCT = ("campaign", "config", "embedded_judge", "frontend", "grading", "infrastructure",
+           "scoring", "submissions")
 
 
 def import_circles(graph: grimp.ImportGraph) -> list[list[str]]:

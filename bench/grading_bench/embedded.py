@@ -20,8 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def bench_embedded(args: argparse.Namespace) -> None:
-    from grading.embedded.models import MODELS
-    from grading.embedded.server import EmbeddedJudge, ServerOptions
+    from embedded_judge.models import MODELS
+    from embedded_judge.server import EmbeddedJudge, ServerOptions
     from grading.judge import AnswerInput, EntailmentInput
 
     var_dir = REPO / "var"

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from grading.embedded.server import EmbeddedJudge, ServerOptions
+from embedded_judge.server import EmbeddedJudge, ServerOptions
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.validation.calibration import PACKAGED_CALIBRATIONS, JudgeCalibration

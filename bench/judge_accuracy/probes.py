@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from grading.embedded.server import EmbeddedJudge, ServerOptions
+from embedded_judge.server import EmbeddedJudge, ServerOptions
 from grading.llm.client import verdict_probability
 from grading.r2c2.entailment_rule import unsupported
 from grading.r2c2.gold_match import gold_verdict

@@ -19,7 +19,7 @@ import pytest
 from django.conf import settings
 
 from campaign.models import Question
-from grading.embedded.server import EmbeddedJudge
+from embedded_judge.server import EmbeddedJudge
 from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.models import Judgment, JudgmentStatus

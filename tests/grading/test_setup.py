@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from embedded_judge.records import SharedJudge
 from grading import setup
-from grading.embedded.records import SharedJudge
 
 SERVED = SharedJudge(model="qwen2.5-coder-0.5b", base_url="http://127.0.0.1:1/v1", slots=4,
                      pid=1, started_by=1)

@@ -10,15 +10,15 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from grading.embedded.models import MODELS, ModelInstallError
-from grading.embedded.server import (
+from embedded_judge.models import MODELS, ModelInstallError
+from embedded_judge.server import (
     EmbeddedJudge,
     Lease,
     ServerOptions,
     server_log_path,
     stop_on_signals,
 )
-from grading.embedded.shared import find_judge, shared_judge, stop_judge
+from embedded_judge.shared import find_judge, shared_judge, stop_judge
 
 ALREADY_SERVED = "{model} is already served at {base_url} (process {pid}); nothing to do"
 SERVING = ("serving {model} at {base_url} with {slots} parallel slots, {engine} engine "

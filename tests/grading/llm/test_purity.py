@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 PROBE = """
 import sys
-import grading.embedded.models, grading.embedded.server
+import embedded_judge.models, embedded_judge.server
 import grading.llm.client, grading.llm.inputs, grading.llm.parsing
 import grading.llm.prompts, grading.llm.schemas
 django = sorted(name for name in sys.modules if name.split(".")[0] == "django")

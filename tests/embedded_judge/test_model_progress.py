@@ -6,8 +6,8 @@ import io
 import re
 from pathlib import Path
 
-from grading.embedded.models import ensure_model
-from tests.grading.embedded.test_models import JOINED, PARTS, FakeIndex, tiny_model
+from embedded_judge.models import ensure_model
+from tests.embedded_judge.test_models import JOINED, PARTS, FakeIndex, tiny_model
 
 
 class Terminal(io.StringIO):

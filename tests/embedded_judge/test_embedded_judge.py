@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grading.embedded import server as server_module
-from grading.embedded.models import SMALL_MODEL
-from grading.embedded.server import EmbeddedJudge, ServerOptions, is_healthy
+from embedded_judge import server as server_module
+from embedded_judge.models import SMALL_MODEL
+from embedded_judge.server import EmbeddedJudge, ServerOptions, is_healthy
 from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
 from grading.llm.parsing import VerdictLabel
 from grading.llm.progress import work_done
@@ -83,7 +83,7 @@ def test_the_packaged_small_model_judges_entailment_right_with_full_provenance(
 @pytest.mark.llm
 def test_serve_llm_serves_in_the_foreground_until_interrupted(model_var_dir: Path) -> None:
     server = subprocess.Popen(
-        [sys.executable, "-m", "grading.embedded.server", "--model", SMALL_MODEL,
+        [sys.executable, "-m", "embedded_judge.server", "--model", SMALL_MODEL,
          "--var-dir", str(model_var_dir), "--port", "0", "--parallel", "1",
          "--ctx-per-slot", "1024"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -110,8 +110,8 @@ def test_serve_llm_serves_in_the_foreground_until_interrupted(model_var_dir: Pat
 _STOP_AT_ONCE = """
 import sys, threading
 from pathlib import Path
-from grading.embedded.models import ensure_model
-from grading.embedded.server import ServerOptions, run_server
+from embedded_judge.models import ensure_model
+from embedded_judge.server import ServerOptions, run_server
 model = ensure_model(sys.argv[1], var_dir=Path(sys.argv[2]))
 for _ in range(5):
     stop = threading.Event()

@@ -17,8 +17,8 @@ from pathlib import Path
 from django.conf import settings
 
 from config.celery import app
-from grading.embedded.shared import find_judge, record_path
-from tests.grading.embedded.test_shared import started, wait_gone
+from embedded_judge.shared import find_judge, record_path
+from tests.embedded_judge.test_shared import started, wait_gone
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -35,7 +35,7 @@ def test_a_worker_s_children_share_the_judge_its_main_process_started(tmp_path: 
            "GRADER_LOCAL_IDLE_SECONDS": "1"}
     # Two children, each replaced after one task: four tasks see at least three children.
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "tests.grading.embedded.standin_worker",
+        [sys.executable, "-m", "celery", "-A", "tests.embedded_judge.standin_worker",
          "worker", "--pool=prefork", "--concurrency=2", "--max-tasks-per-child=1",
          "--loglevel=WARNING", "--without-gossip", "--without-mingle", "-Q", queue,
          "--hostname", f"{queue}@%h"],

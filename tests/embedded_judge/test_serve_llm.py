@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grading.embedded.models import SMALL_MODEL
-from grading.embedded.shared import find_judge, record_path
-from tests.grading.embedded.test_shared import started, wait_gone
+from embedded_judge.models import SMALL_MODEL
+from embedded_judge.shared import find_judge, record_path
+from tests.embedded_judge.test_shared import started, wait_gone
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -25,7 +25,7 @@ import django
 django.setup()
 from django.core.management import call_command
 from grading.management.commands import serve_llm
-from tests.grading.embedded.standin_judge import standin_launch
+from tests.embedded_judge.standin_judge import standin_launch
 launch = standin_launch(Path(sys.argv[1]))
 serve_llm.EmbeddedJudge = (
     lambda model, var_dir, options, lease, engine: launch(model, var_dir, lease, engine))

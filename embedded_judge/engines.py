@@ -1,5 +1,5 @@
 """Which build of llama.cpp serves the embedded judge: the prebuilt wheel, or one compiled for
-this machine (`python -m grading.embedded.engines build`; docs/judging.md, "The engine")."""
+this machine (`python -m embedded_judge.engines build`; docs/judging.md, "The engine")."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ ENGINES = (NATIVE, PREBUILT)
 
 UNKNOWN_ENGINE = "unknown engine {name!r}: expected auto, native or prebuilt"
 NO_NATIVE_ENGINE = ("the native engine is not built under {var_dir}: run `python -m "
-                    "grading.embedded.engines build` (or GRADER_LOCAL_ENGINE=auto)")
+                    "embedded_judge.engines build` (or GRADER_LOCAL_ENGINE=auto)")
 NO_COMPILER = "no native engine: {missing} not found, so the prebuilt wheel serves"
 BUILD_FAILED = "the native build failed (exit code {code}); the prebuilt wheel serves. Log: {log}"
 BUILD_DOES_NOT_LOAD = "the native build does not load; the prebuilt wheel serves:\n{detail}"
@@ -170,7 +170,7 @@ def _say(progress: TextIO | None, line: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m grading.embedded.engines build [--var-dir DIR]`."""
+    """`python -m embedded_judge.engines build [--var-dir DIR]`."""
     parser = argparse.ArgumentParser(description="Build llama.cpp for this machine.")
     parser.add_argument("action", choices=["build", "show"])
     parser.add_argument("--var-dir", type=Path, default=Path(os.environ.get("VAR_DIR", "var")))

@@ -1,5 +1,5 @@
 """The service's Celery app with the stand-in judge in place of llama.cpp, for
-`test_worker_judge.py`: `celery -A tests.grading.embedded.standin_worker worker`.
+`test_worker_judge.py`: `celery -A tests.embedded_judge.standin_worker worker`.
 
 `STANDIN_STARTS` names the file each stand-in start appends its pid to.
 """
@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from config.celery import app
-from grading.embedded import shared
-from tests.grading.embedded.standin_judge import standin_launch
+from embedded_judge import shared
+from tests.embedded_judge.standin_judge import standin_launch
 
 # `shared_judge` looks the default launcher up when it is called, so this reaches the
 # worker's main process and every child it forks.

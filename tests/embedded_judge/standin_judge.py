@@ -1,6 +1,6 @@
 """A stand-in for the llama.cpp child of `EmbeddedJudge`: same start-up protocol, no model.
 
-`python -m tests.grading.embedded.standin_judge --alias NAME` binds 127.0.0.1 on a port
+`python -m tests.embedded_judge.standin_judge --alias NAME` binds 127.0.0.1 on a port
 the OS picks, says so on stdout as the real child does (`READY_PREFIX` + its address),
 answers `/health` and `/v1/models` (listing NAME), says `true` to every chat completion
 (enough for a judge client's entailment calls), and lives as the real child does
@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from grading.embedded.server import (
+from embedded_judge.server import (
     ChildLife,
     EmbeddedJudge,
     Lease,
@@ -29,7 +29,7 @@ from grading.embedded.server import (
     add_lease_arguments,
     lease_of,
 )
-from grading.embedded.shared import Launch
+from embedded_judge.shared import Launch
 
 
 def standin_launch(starts: Path) -> Launch:
@@ -38,7 +38,7 @@ def standin_launch(starts: Path) -> Launch:
     def launch(model: str, var_dir: Path, lease: Lease, engine: str | None) -> EmbeddedJudge:
         return EmbeddedJudge(
             model, var_dir=var_dir, options=ServerOptions(n_parallel=3), startup_timeout=30,
-            lease=lease, command=[sys.executable, "-m", "tests.grading.embedded.standin_judge",
+            lease=lease, command=[sys.executable, "-m", "tests.embedded_judge.standin_judge",
                                   "--alias", model, "--starts", str(starts)])
 
     return launch

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Protocol
 
-from grading.embedded.records import (
+from embedded_judge.records import (
     SharedJudge,
     lease_path,
     read_record,
@@ -22,7 +22,7 @@ from grading.embedded.records import (
     start_lock,
     write_record,
 )
-from grading.embedded.server import EmbeddedJudge, Lease
+from embedded_judge.server import EmbeddedJudge, Lease
 
 logger = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from grading.embedded.shared import find_judge, shared_judge, stop_judge
+from embedded_judge.shared import find_judge, shared_judge, stop_judge
 from grading.judge import EntailmentInput, JudgeOutcome, OpenAIJudge
 from grading.llm.client import JudgeConfig
-from tests.grading.embedded.standin_judge import standin_launch
-from tests.grading.embedded.test_shared import (
+from tests.embedded_judge.standin_judge import standin_launch
+from tests.embedded_judge.test_shared import (
     IDLE,
     MODEL,
     contender,

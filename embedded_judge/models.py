@@ -286,7 +286,7 @@ def _say(progress: TextIO | None, line: str) -> None:
 
 
 def install_main(argv: Sequence[str] | None = None) -> int:
-    """`python -m grading.embedded.models [NAME] [--var-dir DIR]`: install a model."""
+    """`python -m embedded_judge.models [NAME] [--var-dir DIR]`: install a model."""
     import argparse
 
     parser = argparse.ArgumentParser(description=install_main.__doc__)

@@ -1,4 +1,4 @@
-"""Which llama.cpp build serves the embedded judge (grading.embedded.engines)."""
+"""Which llama.cpp build serves the embedded judge (embedded_judge.engines)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grading.embedded import engines
-from grading.embedded.engines import (
+from embedded_judge import engines
+from embedded_judge.engines import (
     NATIVE,
     NO_COMPILER,
     PREBUILT,
@@ -21,7 +21,7 @@ from grading.embedded.engines import (
     native_dir,
     native_works,
 )
-from grading.embedded.server import EmbeddedJudge, ServerOptions
+from embedded_judge.server import EmbeddedJudge, ServerOptions
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -103,7 +103,7 @@ def test_a_native_build_that_fails_to_start_gives_way_to_the_wheel(tmp_path: Pat
     # A "native build" whose xllamacpp cannot load, and a child that imports it first.
     built(tmp_path, module="raise ImportError('illegal instruction')\n")
     child = tmp_path / "child.py"
-    child.write_text("import xllamacpp\nfrom tests.grading.embedded.standin_judge import main\n"
+    child.write_text("import xllamacpp\nfrom tests.embedded_judge.standin_judge import main\n"
                      "main()\n")
     judge = EmbeddedJudge("standin", var_dir=tmp_path, startup_timeout=30,
                           options=ServerOptions(n_parallel=1), progress=None,

@@ -24,9 +24,9 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Self, TextIO
 
-from grading.embedded.engines import NATIVE, PREBUILT, chosen_engine, engine_environment
-from grading.embedded.models import DEFAULT_MODEL, MODELS, ModelInstallError, ensure_model
-from grading.embedded.records import lease_path, withdraw_record
+from embedded_judge.engines import NATIVE, PREBUILT, chosen_engine, engine_environment
+from embedded_judge.models import DEFAULT_MODEL, MODELS, ModelInstallError, ensure_model
+from embedded_judge.records import lease_path, withdraw_record
 
 logger = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class EmbeddedJudge:
         return self
 
     def _child_command(self, model_path: Path) -> list[str]:
-        return [sys.executable, "-m", "grading.embedded.server", "--child",
+        return [sys.executable, "-m", "embedded_judge.server", "--child",
                 "--model-path", str(model_path), "--alias", self.model,
                 *self.options.as_args()]
 

@@ -1,5 +1,5 @@
 """One embedded judge per machine, found through its record, kept by its users' leases
-(grading.embedded.shared).
+(embedded_judge.shared).
 
 The servers here are the stand-in of `standin_judge.py` (the real child's start-up
 protocol and lifetime, no model), so each start takes a Python start-up, not a model
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from grading.embedded.records import SharedJudge, record_path
-from grading.embedded.shared import find_judge, shared_judge, stop_judge
-from tests.grading.embedded.standin_judge import standin_launch
+from embedded_judge.records import SharedJudge, record_path
+from embedded_judge.shared import find_judge, shared_judge, stop_judge
+from tests.embedded_judge.standin_judge import standin_launch
 
 REPO = Path(__file__).resolve().parents[3]
 MODEL = "standin-judge"
@@ -39,8 +39,8 @@ CONTENDER = """
 import json, os, sys
 from dataclasses import asdict
 from pathlib import Path
-from grading.embedded.shared import shared_judge
-from tests.grading.embedded.standin_judge import standin_launch
+from embedded_judge.shared import shared_judge
+from tests.embedded_judge.standin_judge import standin_launch
 var_dir, starts, idle = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[4])
 sys.stdin.readline()
 judge = shared_judge(sys.argv[3], var_dir=var_dir, launch=standin_launch(starts),
@@ -55,8 +55,8 @@ sys.stdin.read()
 FORKER = """
 import json, os, sys
 from pathlib import Path
-from grading.embedded import shared
-from tests.grading.embedded.standin_judge import standin_launch
+from embedded_judge import shared
+from tests.embedded_judge.standin_judge import standin_launch
 var_dir, starts, idle = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[4])
 judge = shared.shared_judge(sys.argv[3], var_dir=var_dir, launch=standin_launch(starts),
                             idle_seconds=idle)
