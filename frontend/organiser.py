@@ -17,17 +17,13 @@ from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_role
 from frontend.agreement import agreement_sections
 from frontend.forms import JudgmentEditForm
+from grading.agreement.judges import judge_agreement
 from grading.models import JudgeValidation, Judgment, JudgmentKind
 from grading.review.edits import EditRefused, judgment_confirm, judgment_edit
 from grading.review.filters import ReviewQueueFilter
+from grading.review.judgments import judgment_items, judgment_uses
 from grading.review.queue import doubt_counts, is_doubtful
-from grading.selectors import (
-    grading_progress,
-    judge_agreement,
-    judgment_items,
-    judgment_uses,
-    runs_using,
-)
+from grading.selectors import grading_progress, runs_using
 from grading.serializers import TestBankGenerateSerializer
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal

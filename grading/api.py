@@ -20,18 +20,13 @@ from campaign.api import error_responses, organiser_campaign
 from campaign.models import Role
 from campaign.selectors import campaign_role
 from campaign.serializers import TestBankEditFormSerializer
+from grading.agreement.judges import judge_agreement
 from grading.models import Judgment
 from grading.review.edits import EditRefused, judgment_confirm, judgment_edit
 from grading.review.filters import JudgmentFilter
+from grading.review.judgments import JUDGMENT_ORDERS, judgment_items
 from grading.review.queue import is_doubtful
-from grading.selectors import (
-    JUDGMENT_ORDERS,
-    grading_progress,
-    judge_agreement,
-    judgment_items,
-    marked_run,
-    marked_run_for_user,
-)
+from grading.selectors import grading_progress, marked_run, marked_run_for_user
 from grading.serializers import (
     JudgmentDetailSerializer,
     JudgmentEditSerializer,

@@ -10,7 +10,8 @@ from grading.llm.prompts import DRAFT_TARGET, MAX_GENERATED_ITEMS
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import RUBRIC_GRADES
 from grading.models import JudgmentKind
-from grading.selectors import JudgmentItem, RunProgress, counted_grade
+from grading.review.judgments import JudgmentItem
+from grading.selectors import RunProgress, counted_grade
 
 
 def judgment_item_json(item: JudgmentItem) -> dict[str, Any]:

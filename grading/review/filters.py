@@ -12,7 +12,8 @@ from django.http import QueryDict
 
 from campaign.models import Campaign
 from grading.models import JudgmentKind
-from grading.selectors import JUDGMENT_ORDERS, graded_runs, judgment_uses
+from grading.review.judgments import JUDGMENT_ORDERS, judgment_uses
+from grading.selectors import graded_runs
 from infrastructure.query_params import FlagCheckbox, FlagField
 
 BAD_KIND = "expected entailment, answer or rubric, found %(value)r"

@@ -6,11 +6,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from grading.agreement.judges import judge_agreement
 from grading.judge import OpenAIJudge
 from grading.models import JudgeSlot, Judgment
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import judgment_confirm
-from grading.selectors import judge_agreement, marked_run
+from grading.selectors import marked_run
 from submissions.models import Run
 from tests.grading.fixtures import judge_from_marked_example, make_judge
 from tests.grading.scripted_server import ScriptedServer
