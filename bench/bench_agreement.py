@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT))
 from embedded_judge.models import DEFAULT_MODEL, SMALL_MODEL  # noqa: E402
 from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.agreement.guarantee import choose_threshold  # noqa: E402
-from grading.judge import OpenAIJudge  # noqa: E402
 from grading.llm.client import JudgeConfig  # noqa: E402
+from grading.openai_judge import OpenAIJudge  # noqa: E402
 from grading.validation.calibration import packaged_calibration  # noqa: E402
 from grading.validation.labelled import DEV_SET, LabelledSet, read_labelled_set  # noqa: E402
 from grading.validation.runner import validate_judge  # noqa: E402

@@ -65,13 +65,9 @@ from judge_accuracy.cli import main as accuracy_main  # noqa: E402
 from embedded_judge.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
 from embedded_judge.models import SMALL_MODEL  # noqa: E402
 from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
-from grading.judge import (  # noqa: E402
-    EntailmentInput,
-    JudgeInput,
-    JudgeOutcome,
-    OpenAIJudge,
-)
+from grading.judge import EntailmentInput, JudgeInput, JudgeOutcome  # noqa: E402
 from grading.llm.client import JudgeConfig  # noqa: E402
+from grading.openai_judge import OpenAIJudge  # noqa: E402
 from grading.validation.labelled import DEV_SET, read_labelled_set  # noqa: E402
 from grading.validation.runner import answer_input  # noqa: E402
 

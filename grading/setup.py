@@ -13,8 +13,8 @@ from django.conf import settings
 from campaign.models import Campaign, Track, TrackKind
 from embedded_judge.models import ModelInstallError
 from embedded_judge.shared import SharedJudge, shared_judge
-from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
+from grading.openai_judge import OpenAIJudge
 from grading.validation.services import judge_calibration
 
 logger = logging.getLogger(__name__)

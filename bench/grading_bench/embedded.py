@@ -13,8 +13,9 @@ from grading_bench.content import answer_text, film_index, nugget_text, passage_
 from grading_bench.measuring import make_judge
 
 if TYPE_CHECKING:
-    from grading.judge import JudgeInput, JudgeOutcome, OpenAIJudge
+    from grading.judge import JudgeInput, JudgeOutcome
     from grading.llm.client import JudgeError
+    from grading.openai_judge import OpenAIJudge
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,15 +15,10 @@ from grading_bench.content import passage_text
 from grading_bench.judge_server import JudgeProcess
 
 if TYPE_CHECKING:
-    from grading.judge import (
-        JudgeIdentity,
-        JudgeInput,
-        JudgeOutcome,
-        JudgeSession,
-        OpenAIJudge,
-    )
+    from grading.judge import JudgeIdentity, JudgeInput, JudgeOutcome, JudgeSession
     from grading.llm.client import JudgeError
     from grading.llm.inputs import JudgeRequest
+    from grading.openai_judge import OpenAIJudge
     from grading.r2c2.pipeline import GradeReport
     from submissions.models import Run
 
@@ -67,8 +62,8 @@ class _CountedSession:
 
 def make_judge(base_url: str, concurrency: int, *, model: str = "bench",
                timeout: float = 30.0, transport: str = "auto") -> OpenAIJudge:
-    from grading.judge import OpenAIJudge
     from grading.llm.client import JudgeConfig
+    from grading.openai_judge import OpenAIJudge
 
     return OpenAIJudge(JudgeConfig(base_url=base_url, model=model, concurrency=concurrency,
                                    timeout=timeout, transport=transport))

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grading.judge import shift_to_threshold
+from grading.decisions import shift_to_threshold
 from grading.r2c2.entailment_rule import RULE_PRECISION, unsupported
 from grading.r2c2.gold_match import gold_verdict
 from grading.validation.calibration import expected_calibration_error, fit_isotonic

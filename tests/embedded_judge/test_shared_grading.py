@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from embedded_judge.shared import find_judge, shared_judge, stop_judge
-from grading.judge import EntailmentInput, JudgeOutcome, OpenAIJudge
+from grading.judge import EntailmentInput, JudgeOutcome
 from grading.llm.client import JudgeConfig
+from grading.openai_judge import OpenAIJudge
 from tests.embedded_judge.standin_judge import standin_launch
 from tests.embedded_judge.test_shared import (
     IDLE,

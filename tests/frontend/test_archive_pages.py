@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from campaign.models import GoldAnswer, Question
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from scoring.archive_format import GOLD_ANSWERS, JUDGMENTS, MANIFEST, RUNS
 from scoring.models import Evaluation
 from scoring.replay import PUBLIC_ARCHIVE, replay_archive

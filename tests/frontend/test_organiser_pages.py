@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.utils.html import escape
 
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
 from submissions.models import Run

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 from django.utils.html import escape
 
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation, PublishOverride

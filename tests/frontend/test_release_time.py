@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import Client
 
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.services import campaign_score

@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from frontend import plots
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.leaderboard import HsdPair

@@ -13,8 +13,8 @@ from django.test import Client
 from django.utils.html import escape
 
 from campaign.models import GoldAnswer, Question, Track
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import CONFIRM_NOTE, NOTHING_TO_CONFIRM
 from submissions.models import Run

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 
-from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.models import Judgment
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import judgment_confirm
 from submissions.formats.marked_ac_run import parse_marked_ac_run

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from campaign.api import CAMPAIGN_NOT_FOUND
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit, JudgmentStatus
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
 from grading.work.runs import campaign_grading_queue

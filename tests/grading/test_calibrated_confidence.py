@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grading.judge import OpenAIJudge
 from grading.llm.subtasks import SUBTASKS
 from grading.models import JudgeValidation, Judgment
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.entailment_rule import RULE_PRECISION
 from grading.r2c2.pipeline import run_grade
 from grading.review.queue import is_doubtful

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, ChunkStatus, GradingChunk, NuggetEntailment
+from grading.openai_judge import OpenAIJudge
 from grading.selectors import marked_run
 from grading.work.chunks import chunk_claim, chunk_grading, chunk_plan
 from grading.work.run_grading import run_grading

@@ -20,9 +20,9 @@ from django.conf import settings
 
 from campaign.models import Question
 from embedded_judge.server import EmbeddedJudge
-from grading.judge import OpenAIJudge
 from grading.llm.client import JudgeConfig
 from grading.models import Judgment, JudgmentStatus
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.entailment_rule import RULE_PRECISION
 from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run

@@ -14,8 +14,8 @@ from django.test import override_settings
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
-from grading.judge import OpenAIJudge
 from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import GradeReport, run_grade
 from grading.review.edits import judgment_confirm, judgment_edit
 from grading.work.run_grading import run_grading

@@ -14,8 +14,9 @@ from django.core.management.base import CommandError
 from django.test import override_settings
 from django.utils.html import escape
 
-from grading.judge import JudgeUnavailable, OpenAIJudge
+from grading.judge import JudgeUnavailable
 from grading.llm.client import JudgeConfig
+from grading.openai_judge import OpenAIJudge
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus
 from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer, Status

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from grading.judge import EntailmentInput, JudgeSession, OpenAIJudge
+from grading.judge import EntailmentInput, JudgeSession
 from grading.judgment_cache import FIRST_BATCH, Unwatched, ensure_judgments, ramped
 from grading.llm.loop import QUIET_YOUNG_GENERATION, quiet_collector
 from grading.models import Judgment, JudgmentKind
+from grading.openai_judge import OpenAIJudge
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas
 

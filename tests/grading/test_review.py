@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.entailment_rule import RULE_PRECISION
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import CONFIRM_NOTE, NOTHING_TO_CONFIRM, EditRefused, judgment_confirm

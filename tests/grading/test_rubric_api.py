@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from campaign.models import TestBankItem
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit, JudgmentKind, JudgmentStatus
+from grading.openai_judge import OpenAIJudge
 from grading.rubric.grades import rubric_grade
 from grading.selectors import rubric_grades
 from tests.grading.fixtures import make_judge

@@ -14,11 +14,11 @@ import pytest
 from campaign import testbank
 from campaign.models import TestBankItem
 from campaign.testbank import ItemChange
-from grading.judge import OpenAIJudge
 from grading.llm.prompts import RUBRIC_PROMPT_VERSION
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.llm.schemas import ANSWER_KEY_SCHEMA_NAME, RUBRIC_SCHEMA_NAME
 from grading.models import Judgment, JudgmentKind, JudgmentStatus, PassageItemGrade
+from grading.openai_judge import OpenAIJudge
 from grading.rubric.grades import rubric_grade
 from grading.selectors import rubric_grades
 from tests.grading.fixtures import make_judge

@@ -7,8 +7,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from grading.agreement.judges import judge_agreement
-from grading.judge import OpenAIJudge
 from grading.models import JudgeSlot, Judgment
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import judgment_confirm
 from grading.selectors import marked_run

@@ -1,5 +1,5 @@
 """Inputs whose prompts start alike are judged one after another, the groups side by side
-(grading.judge.shared_prefixes): the server then computes each shared start once."""
+(grading.openai_judge.shared_prefixes): the server then computes each shared start once."""
 
 from __future__ import annotations
 
@@ -8,16 +8,9 @@ from collections import Counter
 
 import pytest
 
-from grading.judge import (
-    AnswerInput,
-    EntailmentInput,
-    JudgeInput,
-    JudgeOutcome,
-    OpenAIJudge,
-    RubricInput,
-    shared_prefixes,
-)
+from grading.judge import AnswerInput, EntailmentInput, JudgeInput, JudgeOutcome, RubricInput
 from grading.llm.client import JudgeConfig
+from grading.openai_judge import OpenAIJudge, shared_prefixes
 
 ALIEN = "the film alien came out in the late seventies"
 JAWS = "the film jaws came out in the mid seventies"
@@ -56,7 +49,7 @@ def test_a_group_is_judged_one_input_at_a_time_and_the_groups_side_by_side(
                             raw_output="", prompt_tokens=None, completion_tokens=None,
                             latency_seconds=0.0, attempts=0, needs_review=False)
 
-    monkeypatch.setattr("grading.judge._Session.entailment", entailment)
+    monkeypatch.setattr("grading.decisions.DecisionSession.entailment", entailment)
     inputs = [EntailmentInput(passage=passage, nugget=f"{passage}, {word}")
               for passage, count in ((ALIEN, 3), (JAWS, 2)) for word in ("so", "yes", "in")[:count]]
     judge = OpenAIJudge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m"))

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management import call_command
 
 from campaign.models import Campaign
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.archive_format import MANIFEST

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation

@@ -13,8 +13,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import judgment_edit
 from grading.work.runs import run_grading_finish

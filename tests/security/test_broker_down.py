@@ -32,8 +32,8 @@ from campaign.models import TestBankItem, Track
 from campaign.testbank import testbank_add as bank_item_add
 from config.celery import app as celery_app
 from frontend.results.figures import FIGURE_CACHE_DOWN
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from infrastructure.queueing import QUEUE_DOWN
 from infrastructure.throttles import CACHE_DOWN
 from submissions.models import Run, RunStatus

@@ -15,7 +15,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from submissions.models import Run
 from tests.security.world import PUBLISHED, World, build_world, set_phase
 from tests.support import Personas

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from grading.api import JUDGMENT_NOT_FOUND, MARKED_RUN_NOT_FOUND
-from grading.judge import OpenAIJudge
 from grading.models import Judgment
+from grading.openai_judge import OpenAIJudge
 from submissions.api import RUN_NOT_FOUND
 from submissions.models import Run
 from tests.security.world import MISSING_ID, PUBLISHED, World, build_world, set_phase

@@ -25,8 +25,8 @@ from pytest_django import Settings as SettingsWrapper
 
 from campaign import testbank
 from campaign.models import TestBankItem, Track
-from grading.judge import OpenAIJudge
 from grading.models import Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from submissions.formats import limits
 from submissions.formats.common import BAD_INTEGER

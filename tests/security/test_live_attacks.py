@@ -45,7 +45,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from campaign.models import Campaign
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from submissions.models import Run
 from tests.security.live import (
     WORKERS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from grading.api import MARKED_RUN_NOT_FOUND
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from scoring.models import Evaluation
 from scoring.services import campaign_score, evaluation_publish
 from submissions.models import Run

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from campaign.models import GoldAnswer
 from grading.agreement.samples import blind_sample_draw
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from infrastructure.query_params import BAD_FLAG, parse_flag
 from submissions.models import Run
 from tests.security.world import PR_SHARED, World, build_world, set_phase

@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from config.wsgi import application
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from submissions.models import Run
 from tests.security.world import PR_SHARED, World, build_world, set_phase
 from tests.support import Personas

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from grading.judge import OpenAIJudge
+from grading.openai_judge import OpenAIJudge
 from submissions.models import Run
 from tests.security.world import (
     BEFORE_TOPICS,

@@ -17,8 +17,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from grading.judge import OpenAIJudge
 from grading.models import Judgment
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from grading.judge import OpenAIJudge
 from grading.models import BlindItem, JudgeSlot, Judgment, JudgmentEdit
+from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from submissions.models import Run
 from tests.grading.fixtures import (
