@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from embedded_judge.models import DEFAULT_MODEL, SMALL_MODEL  # noqa: E402
 from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.agreement.guarantee import choose_threshold  # noqa: E402
-from grading.llm.client import JudgeConfig  # noqa: E402
+from grading.llm.calls import JudgeConfig  # noqa: E402
 from grading.openai_judge import OpenAIJudge  # noqa: E402
 from grading.validation.calibration import packaged_calibration  # noqa: E402
 from grading.validation.labelled import DEV_SET, LabelledSet, read_labelled_set  # noqa: E402

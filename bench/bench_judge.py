@@ -66,7 +66,7 @@ from embedded_judge.engines import PREBUILT, chosen_engine, system_info  # noqa:
 from embedded_judge.models import SMALL_MODEL  # noqa: E402
 from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
 from grading.judge import EntailmentInput, JudgeInput, JudgeOutcome  # noqa: E402
-from grading.llm.client import JudgeConfig  # noqa: E402
+from grading.llm.calls import JudgeConfig  # noqa: E402
 from grading.openai_judge import OpenAIJudge  # noqa: E402
 from grading.validation.labelled import DEV_SET, read_labelled_set  # noqa: E402
 from grading.validation.runner import answer_input  # noqa: E402

@@ -16,7 +16,8 @@ from grading.judge import (
     JudgeOutcome,
     RubricInput,
 )
-from grading.llm.client import JudgeCall, JudgeClient
+from grading.llm.calls import JudgeCall
+from grading.llm.client import JudgeClient
 from grading.llm.inputs import JudgeRequest
 from grading.llm.parsing import VerdictLabel
 from grading.llm.rubric import (

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from campaign.vocabulary import RubricAnswerCheck
-from grading.llm.client import JudgeError
+from grading.llm.calls import JudgeError
 from grading.llm.inputs import DecodingParams
 from grading.llm.prompts import ANSWER_KEY_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
 from grading.llm.subtasks import (

@@ -18,7 +18,7 @@ from grading.judge import (
     JudgeUnavailable,
     Outcomes,
 )
-from grading.llm.client import JudgeError
+from grading.llm.calls import JudgeError
 from grading.llm.loop import quiet_collector
 from grading.models import Judgment, JudgmentStatus
 

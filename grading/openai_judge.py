@@ -20,7 +20,8 @@ from grading.judge import (
     Outcomes,
     RubricInput,
 )
-from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
+from grading.llm.calls import JudgeCall, JudgeConfig, JudgeError
+from grading.llm.client import JudgeClient
 from grading.llm.inputs import JudgeRequest, Label
 from grading.llm.loop import LoopThread
 from grading.validation.calibration import (

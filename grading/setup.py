@@ -13,7 +13,7 @@ from django.conf import settings
 from campaign.models import Campaign, Track, TrackKind
 from embedded_judge.models import ModelInstallError
 from embedded_judge.shared import SharedJudge, shared_judge
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
 from grading.validation.services import judge_calibration
 

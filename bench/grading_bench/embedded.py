@@ -14,7 +14,7 @@ from grading_bench.measuring import make_judge
 
 if TYPE_CHECKING:
     from grading.judge import JudgeInput, JudgeOutcome
-    from grading.llm.client import JudgeError
+    from grading.llm.calls import JudgeError
     from grading.openai_judge import OpenAIJudge
 
 REPO = Path(__file__).resolve().parents[2]

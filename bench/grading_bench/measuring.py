@@ -16,7 +16,7 @@ from grading_bench.judge_server import JudgeProcess
 
 if TYPE_CHECKING:
     from grading.judge import JudgeIdentity, JudgeInput, JudgeOutcome, JudgeSession
-    from grading.llm.client import JudgeError
+    from grading.llm.calls import JudgeError
     from grading.llm.inputs import JudgeRequest
     from grading.openai_judge import OpenAIJudge
     from grading.r2c2.pipeline import GradeReport
@@ -62,7 +62,7 @@ class _CountedSession:
 
 def make_judge(base_url: str, concurrency: int, *, model: str = "bench",
                timeout: float = 30.0, transport: str = "auto") -> OpenAIJudge:
-    from grading.llm.client import JudgeConfig
+    from grading.llm.calls import JudgeConfig
     from grading.openai_judge import OpenAIJudge
 
     return OpenAIJudge(JudgeConfig(base_url=base_url, model=model, concurrency=concurrency,
@@ -156,7 +156,8 @@ def _has_aiohttp() -> bool:
 
 async def _client_calls(name: str, server: JudgeProcess, requests: int,
                         passage_words: int) -> None:
-    from grading.llm.client import JudgeClient, JudgeConfig
+    from grading.llm.calls import JudgeConfig
+    from grading.llm.client import JudgeClient
     from grading.llm.subtasks import entailment_v2
 
     calls = [entailment_v2(passage=passage_text(i, passage_words), nugget=f"probe {i}")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from embedded_judge.server import EmbeddedJudge, ServerOptions
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
 from grading.validation.calibration import PACKAGED_CALIBRATIONS, JudgeCalibration
 from grading.validation.labelled import LabelledSet

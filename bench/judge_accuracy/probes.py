@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from embedded_judge.server import EmbeddedJudge, ServerOptions
-from grading.llm.client import verdict_probability
+from grading.llm.replies import verdict_probability
 from grading.r2c2.entailment_rule import unsupported
 from grading.r2c2.gold_match import gold_verdict
 from grading.validation.labelled import LabelledSet

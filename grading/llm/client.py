@@ -7,23 +7,31 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import replace
 from types import TracebackType
-from typing import Any, Generic, Self, cast
+from typing import Any, Self
 
+from grading.llm.calls import JudgeCall, JudgeConfig, JudgeError
 from grading.llm.inputs import (
-    DecodingParams,
     JudgeRequest,
-    JudgmentKind,
     Label,
 )
 from grading.llm.parsing import ReplyParseError, VerdictLabel
 from grading.llm.progress import ServerProgress
+from grading.llm.replies import (
+    NOT_A_COMPLETION,
+    NotACompletion,
+    Reply,
+    StatusError,
+    describe,
+    error_message,
+    reply_of,
+    retry_after,
+    verdict_probability,
+)
 from grading.llm.transport import (
     HttpAnswer,
     NoAnswer,
@@ -32,148 +40,35 @@ from grading.llm.transport import (
     make_transport,
 )
 
-logger = logging.getLogger(__name__)
-
 TRANSIENT_GAVE_UP = "{kind} judgment failed after {attempts} attempts: {detail}"
+
+
 TIMED_OUT = ("no reply after {seconds:g} s and the judge's server showed no progress "
              "meanwhile (GRADER_TIMEOUT is {timeout:g} s: the time it may show none)")
+
+
 TIMED_OUT_UNWATCHED = ("no reply within {timeout:g} s, and the judge's server publishes "
                        "no progress counters: raise GRADER_TIMEOUT for a slower judge")
+
+
 PERMANENT_FAILURE = "{kind} judgment refused by the server (HTTP {status}): {detail}"
-NOT_A_COMPLETION = "server answered 200 without a chat completion ({detail})"
+
+
+logger = logging.getLogger(__name__)
+
 
 # 408 and 409 are what servers send for a request they dropped under load.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
-
-class _NotACompletion(Exception):
-    """A 200 answer that is no chat completion: a server or proxy fault, so transient."""
-
-
-class _StatusError(Exception):
-    """The server answered with an error status; `message` is its own explanation."""
-
-    def __init__(self, status: int, message: str, retry_after: str | None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after
-
-
-class JudgeError(Exception):
-    """A judge call failed; `permanent` says whether trying again later can help."""
-
-    def __init__(self, message: str, *, permanent: bool, status: int | None = None,
-                 attempts: int = 1) -> None:
-        super().__init__(message)
-        self.permanent = permanent
-        self.status = status
-        self.attempts = attempts
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Where the judge is and how to talk to it (GRADER_* settings): `base_url` with its API
-prefix, `timeout` without progress, retries, replies asked for before review."""
-
-    base_url: str
-    model: str
-    api_key: str = "not-needed"
-    concurrency: int = 8
-    timeout: float = 120.0
-    max_retries: int = 5
-    parse_attempts: int = 3
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    seed: int | None = 0
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
-    # Extra sampled replies per verdict where the server sends no logprobs (0: leave the
-    # doubt unmeasured rather than pay for it).
-    doubt_samples: int = 2
-    # The HTTP transport (grading/llm/transport.py); "auto": the cheapest installed.
-    transport: str = "auto"
-    relocate: Callable[[], str] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def decoding(self) -> DecodingParams:
-        """The decoding parameters every call sends (part of the judge's identity)."""
-        return DecodingParams(temperature=self.temperature, max_tokens=self.max_tokens,
-                              seed=self.seed)
-
-
-@dataclass(frozen=True)
-class JudgeCall(Generic[Label]):
-    """One judgment with everything needed to audit or replay it: the label (None exactly when
-`needs_review`, `error` saying why), the judge's confidence, the last reply and its cost."""
-
-    kind: JudgmentKind
-    label: Label | None
-    raw_output: str
-    prompt_version: str
-    model: str
-    decoding: dict[str, float | int | None]
-    request: JudgeRequest[Any] = field(repr=False, compare=False)
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency: float
-    attempts: int
-    needs_review: bool
-    error: str | None = None
-    served_model: str | None = None
-    finish_reason: str | None = None
-    confidence: float | None = None
-    # How `confidence` was measured: "logprobs", or "samples" (agreement of resampled
-    # replies, where the server sent no logprobs).
-    confidence_from: str | None = None
-
-    @cached_property
-    def input_hash(self) -> str:
-        """The cache key of the request under this judge, worked out when first asked for so
-that hashing never delays the replies waiting on the event loop."""
-        decoding = DecodingParams(**cast(dict[str, Any], self.decoding))
-        return self.request.input_hash(model=self.model, decoding=decoding)
-
-
-@dataclass(frozen=True)
-class _Reply:
-    text: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency: float
-    served_model: str | None
-    finish_reason: str | None
-    logprobs: list[Any] | None = None
 
 
 #: The temperature of the replies sampled to measure doubt where logprobs are missing:
 #: the model's own distribution, so the share that agree estimates its probability.
 SAMPLE_TEMPERATURE = 1.0
 
+
 #: Alternatives asked for at each token: enough that both "true" and "false" are among
 #: them at the verdict (they are the top two whenever the model reads the question).
 TOP_LOGPROBS = 5
-
-
-def verdict_probability(tokens: Sequence[Any], verdict: bool) -> float | None:
-    """The judge's probability for `verdict` at the first true/false token of a reply,
-renormalised over the two candidates, which the servers report before the grammar masks."""
-    for token in tokens:
-        if not isinstance(token, Mapping):
-            continue
-        word = str(token.get("token", "")).strip().lower()
-        if word not in ("true", "false"):
-            continue
-        mass = {"true": 0.0, "false": 0.0}
-        for alternative in token.get("top_logprobs") or []:
-            other = str(alternative.get("token", "")).strip().lower()
-            if other in mass:
-                mass[other] += math.exp(float(alternative["logprob"]))
-        chosen = "true" if verdict else "false"
-        if mass[chosen] == 0.0:
-            mass[chosen] = math.exp(float(token["logprob"]))
-        total = mass["true"] + mass["false"]
-        return mass[chosen] / total if total > 0 else None
-    return None
 
 
 class JudgeClient:
@@ -234,7 +129,7 @@ class JudgeClient:
                                   label: VerdictLabel) -> JudgeCall[Label]:
         """`call` with its confidence measured by agreement of `doubt_samples` resampled
         replies (a reply that does not parse is not counted); their cost is added."""
-        samples: list[tuple[_Reply, int]] = await asyncio.gather(*(
+        samples: list[tuple[Reply, int]] = await asyncio.gather(*(
             self._reply_with_retries(request, 0, sample=number)
             for number in range(1, self.config.doubt_samples + 1)))
         votes = [label.verdict]
@@ -306,7 +201,7 @@ that store each judgment at once; leaving the loop early cancels the rest."""
 
     async def _reply_with_retries(
         self, request: JudgeRequest[Any], attempts: int, *, sample: int = 0
-    ) -> tuple[_Reply, int]:
+    ) -> tuple[Reply, int]:
         """One reply from the server, retrying transient failures, and the attempts so far;
 `sample` > 0 asks for that sampled reply (SAMPLE_TEMPERATURE, its own seed)."""
         failures = 0
@@ -314,9 +209,9 @@ that store each judgment at once; leaving the loop early cancels the rest."""
             attempts += 1
             try:
                 return await self._send(request, sample), attempts
-            except (NoAnswer, _StatusError, _NotACompletion) as error:
-                status = error.status if isinstance(error, _StatusError) else None
-                detail = _describe(error)
+            except (NoAnswer, StatusError, NotACompletion) as error:
+                status = error.status if isinstance(error, StatusError) else None
+                detail = describe(error)
                 if status is not None and status < 500 and status not in RETRYABLE_STATUSES:
                     raise JudgeError(
                         PERMANENT_FAILURE.format(kind=request.kind, status=status,
@@ -335,7 +230,7 @@ that store each judgment at once; leaving the loop early cancels the rest."""
                                detail, failures, self.config.max_retries, delay)
                 await asyncio.sleep(delay)
 
-    async def _send(self, request: JudgeRequest[Any], sample: int = 0) -> _Reply:
+    async def _send(self, request: JudgeRequest[Any], sample: int = 0) -> Reply:
         cfg = self.config
         wants_logprobs = request.verdict_field is not None
         seed = cfg.seed
@@ -358,13 +253,13 @@ that store each judgment at once; leaving the loop early cancels the rest."""
             answer = await self._awaited(self._http.post("chat/completions", body))
             latency = time.perf_counter() - started
         if not 200 <= answer.status < 300:
-            raise _StatusError(answer.status, _error_message(answer.body), answer.retry_after)
+            raise StatusError(answer.status, error_message(answer.body), answer.retry_after)
         try:
             completion = json.loads(answer.body)
         except ValueError as error:  # not JSON, or not UTF-8
-            raise _NotACompletion(NOT_A_COMPLETION.format(
+            raise NotACompletion(NOT_A_COMPLETION.format(
                 detail=f"body is not JSON: {error}")) from error
-        return _reply_of(completion, latency)
+        return reply_of(completion, latency)
 
     async def _awaited(self, posted: Awaitable[HttpAnswer]) -> HttpAnswer:
         """The server's answer; waited for in rounds of `timeout` seconds for as long as
@@ -410,12 +305,12 @@ that store each judgment at once; leaving the loop early cancels the rest."""
         cfg = self.config
         ceiling = min(cfg.backoff_max, cfg.backoff_initial * 2.0 ** (failures - 1))
         delay = ceiling / 2 + random.uniform(0, ceiling / 2)
-        retry_after = _retry_after(error)
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, cfg.backoff_max))
+        asked = retry_after(error)
+        if asked is not None:
+            delay = max(delay, min(asked, cfg.backoff_max))
         return delay
 
-    def _record(self, request: JudgeRequest[Label], reply: _Reply, label: Label | None,
+    def _record(self, request: JudgeRequest[Label], reply: Reply, label: Label | None,
                 attempts: int, *, error: str | None = None) -> JudgeCall[Label]:
         cfg = self.config
         confidence = None
@@ -440,68 +335,3 @@ that store each judgment at once; leaving the loop early cancels the rest."""
             confidence=confidence,
             confidence_from=None if confidence is None else "logprobs",
         )
-
-
-def _reply_of(completion: Any, latency: float) -> _Reply:
-    """The reply in a chat-completion body (parsed JSON), or `_NotACompletion`."""
-    choices = completion.get("choices") if isinstance(completion, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise _NotACompletion(NOT_A_COMPLETION.format(detail="no choices"))
-    assert isinstance(choice, dict)
-    # No content (a refusal, say) is a reply that does not parse, not a server fault.
-    text = message.get("content")
-    usage = completion.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    logprobs = choice.get("logprobs")
-    tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
-    return _Reply(
-        text=text if isinstance(text, str) else "",
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
-        latency=latency,
-        served_model=_text(completion.get("model")),
-        finish_reason=_text(choice.get("finish_reason")),
-        logprobs=list(tokens) if isinstance(tokens, list) and tokens else None,
-    )
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _error_message(body: bytes) -> str:
-    """The server's own explanation of an error status: the OpenAI-style error body's
-    message where there is one, else the start of the body."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    error = data.get("error") if isinstance(data, dict) else None
-    message = error.get("message") if isinstance(error, dict) else error
-    if isinstance(message, str) and message:
-        return message
-    text = body[:200].decode("utf-8", "replace").strip()
-    return text or "no explanation given"
-
-
-def _retry_after(error: Exception) -> float | None:
-    if not isinstance(error, _StatusError) or error.retry_after is None:
-        return None
-    try:
-        return float(error.retry_after)
-    except ValueError:
-        return None  # an HTTP date; the backoff alone will do
-
-
-def _describe(error: Exception) -> str:
-    if isinstance(error, NoAnswer):
-        return str(error) if error.timed_out else f"connection error: {error}"
-    if isinstance(error, _StatusError):
-        return f"HTTP {error.status}: {error}"
-    return str(error)

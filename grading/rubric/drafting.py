@@ -14,7 +14,7 @@ from campaign.models import BankItemStatus, Campaign, Question, TestBankItem
 from campaign.testbank import TestBankRefused, testbank_add
 from campaign.vocabulary import PromptTarget
 from grading.judge import JudgeIdentity
-from grading.llm.client import JudgeCall, JudgeError
+from grading.llm.calls import JudgeCall, JudgeError
 from grading.llm.inputs import JudgeRequest
 from grading.llm.prompts import TESTBANK_PROMPT_VERSION
 from grading.llm.rubric import GeneratedItem, bank_items_request

@@ -16,7 +16,8 @@ import pytest
 from embedded_judge import server as server_module
 from embedded_judge.models import SMALL_MODEL
 from embedded_judge.server import EmbeddedJudge, ServerOptions, is_healthy
-from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig
+from grading.llm.calls import JudgeCall, JudgeConfig
+from grading.llm.client import JudgeClient
 from grading.llm.parsing import VerdictLabel
 from grading.llm.progress import work_done
 from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2

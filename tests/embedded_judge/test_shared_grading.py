@@ -9,7 +9,7 @@ from pathlib import Path
 
 from embedded_judge.shared import find_judge, shared_judge, stop_judge
 from grading.judge import EntailmentInput, JudgeOutcome
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
 from tests.embedded_judge.standin_judge import standin_launch
 from tests.embedded_judge.test_shared import (

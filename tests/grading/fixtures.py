@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.models import Judgment
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade

@@ -20,7 +20,7 @@ from django.conf import settings
 
 from campaign.models import Question
 from embedded_judge.server import EmbeddedJudge
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.models import Judgment, JudgmentStatus
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.entailment_rule import RULE_PRECISION

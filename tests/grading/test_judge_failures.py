@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.utils.html import escape
 
 from grading.judge import JudgeUnavailable
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
 from grading.tasks import grade_run
 from submissions.models import Run, RunStatus

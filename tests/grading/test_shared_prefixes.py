@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from grading.judge import AnswerInput, EntailmentInput, JudgeInput, JudgeOutcome, RubricInput
-from grading.llm.client import JudgeConfig
+from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge, shared_prefixes
 
 ALIEN = "the film alien came out in the late seventies"

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 import pytest
 
 from grading.llm import parsing
-from grading.llm.client import JudgeCall, JudgeClient, JudgeConfig, JudgeError
+from grading.llm.calls import JudgeCall, JudgeConfig, JudgeError
+from grading.llm.client import JudgeClient
 from grading.llm.inputs import JudgeRequest
 from grading.llm.parsing import VerdictLabel
 from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2

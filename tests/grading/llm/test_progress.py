@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from grading.llm.client import (
-    TIMED_OUT_UNWATCHED,
-    JudgeCall,
-    JudgeClient,
-    JudgeConfig,
-    JudgeError,
-)
+from grading.llm.calls import JudgeCall, JudgeConfig, JudgeError
+from grading.llm.client import TIMED_OUT_UNWATCHED, JudgeClient
 from grading.llm.progress import work_done
 from grading.llm.subtasks import entailment_v2
 from tests.grading.scripted_server import NoReply, Reply, ScriptedServer

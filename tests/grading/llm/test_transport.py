@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from grading.llm.client import JudgeClient, JudgeConfig, JudgeError
+from grading.llm.calls import JudgeConfig, JudgeError
+from grading.llm.client import JudgeClient
 from grading.llm.subtasks import entailment_v2
 from grading.llm.transport import (
     TRANSPORTS,
