@@ -35,7 +35,7 @@ SERVER_EXITED = "the embedded judge exited with code {code} while starting; log 
 SERVER_NOT_READY = "the embedded judge did not become ready in {seconds:.0f} s; log {log}:\n{tail}"
 
 # The package root, so the child can import `grading` whatever its working directory.
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from grading.llm.subtasks import ENTAILMENT_V2, entailment_v2
 
 PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
            "It was completed in 1889.")
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 # Inputs the 0.5B model gets right at temperature 0 with a margin (its probability of the
 # verdict token: about 0.76 against 0.14 for the first, 0.58 against 0.32 for the
 # second; the same verdicts with 1, 2 or 4 requests decoded at once). It is a lenient

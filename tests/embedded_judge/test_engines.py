@@ -23,7 +23,7 @@ from embedded_judge.engines import (
 )
 from embedded_judge.server import EmbeddedJudge, ServerOptions
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def built(var_dir: Path, module: str = "") -> Path:

@@ -22,7 +22,7 @@ from embedded_judge.models import (
     get_model,
 )
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 PARTS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
 JOINED = b"".join(PARTS)
 # A first part bigger than a file buffer: it is on disk as soon as it is joined.

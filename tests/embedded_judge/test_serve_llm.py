@@ -16,7 +16,7 @@ from embedded_judge.models import SMALL_MODEL
 from embedded_judge.shared import find_judge, record_path
 from tests.embedded_judge.test_shared import started, wait_gone
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 SERVE_LLM = """
 import sys

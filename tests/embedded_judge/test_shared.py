@@ -26,7 +26,7 @@ from embedded_judge.records import SharedJudge, record_path
 from embedded_judge.shared import find_judge, shared_judge, stop_judge
 from tests.embedded_judge.standin_judge import standin_launch
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 MODEL = "standin-judge"
 #: How long a stand-in stays up unused: long enough to see it outlive a user, short
 #: enough to see it go.

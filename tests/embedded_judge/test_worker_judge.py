@@ -20,7 +20,7 @@ from config.celery import app
 from embedded_judge.shared import find_judge, record_path
 from tests.embedded_judge.test_shared import started, wait_gone
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_worker_s_children_share_the_judge_its_main_process_started(tmp_path: Path):
