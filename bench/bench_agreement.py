@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from embedded_judge.models import DEFAULT_MODEL, SMALL_MODEL  # noqa: E402
-from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
+from embedded_judge.options import ServerOptions  # noqa: E402
+from embedded_judge.server import EmbeddedJudge  # noqa: E402
 from grading.agreement.guarantee import choose_threshold  # noqa: E402
 from grading.llm.calls import JudgeConfig  # noqa: E402
 from grading.openai_judge import OpenAIJudge  # noqa: E402

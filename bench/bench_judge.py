@@ -64,7 +64,8 @@ from judge_accuracy.cli import main as accuracy_main  # noqa: E402
 
 from embedded_judge.engines import PREBUILT, chosen_engine, system_info  # noqa: E402
 from embedded_judge.models import SMALL_MODEL  # noqa: E402
-from embedded_judge.server import EmbeddedJudge, ServerOptions  # noqa: E402
+from embedded_judge.options import ServerOptions  # noqa: E402
+from embedded_judge.server import EmbeddedJudge  # noqa: E402
 from grading.judge import EntailmentInput, JudgeInput, JudgeOutcome  # noqa: E402
 from grading.llm.calls import JudgeConfig  # noqa: E402
 from grading.openai_judge import OpenAIJudge  # noqa: E402

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Protocol
 
+from embedded_judge.options import Lease
 from embedded_judge.records import (
     SharedJudge,
     lease_path,
@@ -22,7 +23,7 @@ from embedded_judge.records import (
     start_lock,
     write_record,
 )
-from embedded_judge.server import EmbeddedJudge, Lease
+from embedded_judge.server import EmbeddedJudge
 
 logger = logging.getLogger(__name__)
 

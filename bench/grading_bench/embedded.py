@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def bench_embedded(args: argparse.Namespace) -> None:
     from embedded_judge.models import MODELS
-    from embedded_judge.server import EmbeddedJudge, ServerOptions
+    from embedded_judge.options import ServerOptions
+    from embedded_judge.server import EmbeddedJudge
     from grading.judge import AnswerInput, EntailmentInput
 
     var_dir = REPO / "var"

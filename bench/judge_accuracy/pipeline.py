@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from embedded_judge.server import EmbeddedJudge, ServerOptions
+from embedded_judge.options import ServerOptions
+from embedded_judge.server import EmbeddedJudge
 from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
 from grading.validation.calibration import PACKAGED_CALIBRATIONS, JudgeCalibration

@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from embedded_judge.server import EmbeddedJudge, ServerOptions
+from embedded_judge.options import ServerOptions
+from embedded_judge.server import EmbeddedJudge
 from grading.llm.replies import verdict_probability
 from grading.r2c2.entailment_rule import unsupported
 from grading.r2c2.gold_match import gold_verdict

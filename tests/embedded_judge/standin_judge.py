@@ -21,14 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from embedded_judge.server import (
-    ChildLife,
-    EmbeddedJudge,
-    Lease,
-    ServerOptions,
-    add_lease_arguments,
-    lease_of,
-)
+from embedded_judge.child import ChildLife, add_lease_arguments, lease_of
+from embedded_judge.options import Lease, ServerOptions
+from embedded_judge.server import EmbeddedJudge
 from embedded_judge.shared import Launch
 
 

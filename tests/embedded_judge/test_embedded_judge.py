@@ -15,7 +15,8 @@ import pytest
 
 from embedded_judge import server as server_module
 from embedded_judge.models import SMALL_MODEL
-from embedded_judge.server import EmbeddedJudge, ServerOptions, is_healthy
+from embedded_judge.options import ServerOptions, is_healthy
+from embedded_judge.server import EmbeddedJudge
 from grading.llm.calls import JudgeCall, JudgeConfig
 from grading.llm.client import JudgeClient
 from grading.llm.parsing import VerdictLabel
@@ -112,7 +113,8 @@ _STOP_AT_ONCE = """
 import sys, threading
 from pathlib import Path
 from embedded_judge.models import ensure_model
-from embedded_judge.server import ServerOptions, run_server
+from embedded_judge.child import run_server
+from embedded_judge.options import ServerOptions
 model = ensure_model(sys.argv[1], var_dir=Path(sys.argv[2]))
 for _ in range(5):
     stop = threading.Event()

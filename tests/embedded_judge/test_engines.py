@@ -21,7 +21,8 @@ from embedded_judge.engines import (
     native_dir,
     native_works,
 )
-from embedded_judge.server import EmbeddedJudge, ServerOptions
+from embedded_judge.options import ServerOptions
+from embedded_judge.server import EmbeddedJudge
 
 REPO = Path(__file__).resolve().parents[2]
 

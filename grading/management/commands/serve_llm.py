@@ -10,14 +10,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from embedded_judge.child import stop_on_signals
 from embedded_judge.models import MODELS, ModelInstallError
-from embedded_judge.server import (
-    EmbeddedJudge,
-    Lease,
-    ServerOptions,
-    server_log_path,
-    stop_on_signals,
-)
+from embedded_judge.options import Lease, ServerOptions, server_log_path
+from embedded_judge.server import EmbeddedJudge
 from embedded_judge.shared import find_judge, shared_judge, stop_judge
 
 ALREADY_SERVED = "{model} is already served at {base_url} (process {pid}); nothing to do"
