@@ -25,11 +25,12 @@ from campaign.selectors import (
 from frontend.forms import RunUploadForm
 from frontend.run_overrides import overrides_visible
 from scoring.selectors import runs_scores_visible
+from submissions.checks import RunRefused
 from submissions.formats.upload_window import campaign_time
 from submissions.models import RunStatus
 from submissions.quota import quota_grants, quota_standings, run_actions, team_run_actions
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
-from submissions.services import INVALID_RUN, RunRefused, run_submit
+from submissions.services import INVALID_RUN, run_submit
 
 SUBMISSIONS_CLOSED = "Submissions are closed: every track's deadline has passed."
 SUBMISSIONS_NOT_OPEN = "Submissions open at {at} ({zone}), with the questions."

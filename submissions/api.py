@@ -24,6 +24,7 @@ from campaign.selectors import campaign_membership, campaign_role
 from infrastructure.api_errors import authenticated_user
 from infrastructure.query_params import query_flag
 from submissions.bulk import runs_submit_zip
+from submissions.checks import RunRefused, run_check_campaign_open
 from submissions.formats.upload_window import campaign_time
 from submissions.models import Run, RunStatus
 from submissions.overrides import OverrideRefused, quota_grant
@@ -42,7 +43,7 @@ from submissions.serializers import (
     RunSerializer,
     RunUploadSerializer,
 )
-from submissions.services import INVALID_RUN, RunRefused, run_check_campaign_open, run_submit
+from submissions.services import INVALID_RUN, run_submit
 from submissions.throttles import UploadsPerTeamThrottle
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"

@@ -22,18 +22,12 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from campaign.models import Campaign, Track, TrackKind
+from submissions.checks import BAD_RUN_NAME, RunRefused, run_check_membership, run_check_upload
 from submissions.formats.common import ASCII_WHITESPACE, UTF8_BOM
 from submissions.formats.run_names import parse_run_name
 from submissions.formats.trec_run import parse_rubric_run_name
 from submissions.models import Run, RunStatus
-from submissions.services import (
-    BAD_RUN_NAME,
-    INVALID_RUN,
-    RunRefused,
-    run_check_membership,
-    run_check_upload,
-    run_submit,
-)
+from submissions.services import INVALID_RUN, run_submit
 
 logger = logging.getLogger(__name__)
 

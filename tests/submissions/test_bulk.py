@@ -17,8 +17,8 @@ from pytest_django import Settings as SettingsWrapper
 from campaign.models import Track
 from submissions import services
 from submissions.bulk import ZIP_DUPLICATE, ZIP_MEMBER_FAILED
+from submissions.checks import NOT_A_MEMBER, NOT_YOUR_TEAM, TOO_MANY_RUNS_WITH_ZIP
 from submissions.models import PassageRecord, Run, RunStatus
-from submissions.services import NOT_A_MEMBER, NOT_YOUR_TEAM, TOO_MANY_RUNS_WITH_ZIP
 from tests.support import Personas, example, make_zip
 
 pytestmark = pytest.mark.django_db

@@ -10,10 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from campaign.models import Track
 from grading.work.runs import run_claim_for_grading, run_grading_finish
+from submissions.checks import BAD_RUN_NUMBER, TOO_MANY_RUNS
 from submissions.models import FailureKind, Run, RunActionKind, RunStatus
 from submissions.overrides import run_action_record
 from submissions.quota import QUOTA_COUNTED, QUOTA_REFUNDED, QUOTA_WITHDRAWN, quota_standing
-from submissions.services import BAD_RUN_NUMBER, TOO_MANY_RUNS
 from tests.support import Personas, Upload, example, make_zip
 
 pytestmark = pytest.mark.django_db

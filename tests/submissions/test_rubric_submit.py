@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from campaign.models import Track
 from submissions import rubric_runs
+from submissions.checks import BAD_RUBRIC_RUN_NAME, NOT_YOUR_TEAM, TOO_MANY_RUNS, UNKNOWN_TEAM
 from submissions.formats.common import EMPTY_FIELD
 from submissions.formats.control_characters import CONTROL_CHARACTER, NO_CONTROLS_BUT_TAB
 from submissions.formats.response_run import DUPLICATE_RESPONSE
@@ -29,13 +30,7 @@ from submissions.formats.trec_run import (
 from submissions.formats.upload_window import DEADLINE_PASSED, campaign_time
 from submissions.models import RankedPassage, Run, RunStatus
 from submissions.rubric_runs import SEGMENT_TOO_LONG
-from submissions.services import (
-    BAD_RUBRIC_RUN_NAME,
-    INVALID_RUN,
-    NOT_YOUR_TEAM,
-    TOO_MANY_RUNS,
-    UNKNOWN_TEAM,
-)
+from submissions.services import INVALID_RUN
 from tests.grading.rubric_support import rubric_run
 from tests.support import Personas, Upload
 

@@ -13,8 +13,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from campaign.management.lookup import campaign_arg, user_arg
 from campaign.models import Track
 from submissions.bulk import HEAD_BYTES, run_track
+from submissions.checks import RunRefused
 from submissions.models import Run, RunStatus
-from submissions.services import RunRefused, run_submit
+from submissions.services import run_submit
 
 
 class Command(BaseCommand):
