@@ -6,26 +6,28 @@ import re
 import pytest
 
 from submissions.formats.ac_run import (
-    ANSWER_LINE_FORMAT,
-    ANSWER_WITHOUT_SEPARATOR,
     BAD_PR_RUN_NAME,
-    DUPLICATE_BLOCK,
-    DUPLICATE_NUGGET_NUM,
-    MISMATCHED_CLOSING_TAG,
-    MISSING_ANSWER,
-    NESTED_BLOCK,
     NUGGET_FIELD_COUNT,
-    NUGGET_LINE_FORMAT,
-    OUTSIDE_BLOCK,
-    TOO_MANY_NUGGETS,
     UNKNOWN_PASSAGE_RANK,
     UNKNOWN_PR_RUN,
-    UNTERMINATED_BLOCK,
     AnswerRecord,
     NuggetRecord,
     SharedPrRuns,
     parse_ac_run,
     write_ac_run,
+)
+from submissions.formats.answer_blocks import (
+    ANSWER_LINE_FORMAT,
+    ANSWER_WITHOUT_SEPARATOR,
+    DUPLICATE_BLOCK,
+    DUPLICATE_NUGGET_NUM,
+    MISMATCHED_CLOSING_TAG,
+    MISSING_ANSWER,
+    NESTED_BLOCK,
+    NUGGET_LINE_FORMAT,
+    OUTSIDE_BLOCK,
+    TOO_MANY_NUGGETS,
+    UNTERMINATED_BLOCK,
 )
 from submissions.formats.common import (
     BAD_INTEGER,

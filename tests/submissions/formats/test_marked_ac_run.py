@@ -7,13 +7,12 @@ import pytest
 
 from submissions.formats.ac_run import (
     BAD_PR_RUN_NAME,
-    DUPLICATE_NUGGET_NUM,
-    MISMATCHED_CLOSING_TAG,
     UNKNOWN_PASSAGE_RANK,
     AnswerRecord,
     NuggetRecord,
     parse_ac_run,
 )
+from submissions.formats.answer_blocks import DUPLICATE_NUGGET_NUM, MISMATCHED_CLOSING_TAG
 from submissions.formats.common import BAD_INTEGER, PassageKey, Problem
 from submissions.formats.control_characters import CONTROL_CHARACTER, NO_CONTROLS_BUT_TAB
 from submissions.formats.limits import TOO_LONG
