@@ -5,15 +5,15 @@ switches each part with one variable (docs/deployment.md, "Settings")."""
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
 import django_stubs_ext
-from django.core.exceptions import ImproperlyConfigured
 
-from infrastructure.env import env_bool, env_float, env_int, env_list, env_str
+from infrastructure.brokers import broker_transport_options, default_result_backend
+from infrastructure.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+from infrastructure.secret_key import secret_key
 
 # Lets admin and other generic Django classes be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -25,52 +25,9 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 os.environ.setdefault("MPLCONFIGDIR", str(VAR_DIR / "matplotlib"))
 
 
-def _embedded_secret_key() -> str:
-    # One key per installation, kept under var/ so sessions survive restarts
-    # without anyone having to invent a secret for a local demo.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-        key_file.chmod(0o600)
-    return key_file.read_text(encoding="utf-8").strip()
-
-
 DEBUG = env_bool("DEBUG", False)
 
-# A key someone gives (SECRET_KEY or SECRET_KEY_FILE) signs the sessions and password
-# resets of a real site: a placeholder or a short one is refused at start, outside DEBUG,
-# by Django's own measure (check --deploy's security.W009: 50 characters, 5 different,
-# not Django's "django-insecure-" prefix). Unset, the embedded key above is used.
-WEAK_SECRET_KEY = (
-    "SECRET_KEY is {why}: give a random key of at least {length} characters, e.g. from "
-    "python -c \"import secrets; print(secrets.token_urlsafe(50))\" (or SECRET_KEY_FILE "
-    "naming a file that holds it), or leave it unset for the embedded setup's own key"
-)
-SECRET_KEY_MIN_LENGTH = 50
-SECRET_KEY_MIN_CHARACTERS = 5
-# Words of the placeholders in deploy/.env.example and in Django's own templates.
-SECRET_KEY_PLACEHOLDERS = ("change-me", "changeme", "change_me", "django-insecure-")
-
-
-def _secret_key_weakness(key: str) -> str | None:
-    """Why `key` cannot sign a real site's sessions, or None."""
-    if any(word in key.lower() for word in SECRET_KEY_PLACEHOLDERS):
-        return "a placeholder"
-    if len(key) < SECRET_KEY_MIN_LENGTH:
-        return f"{len(key)} characters long"
-    if len(set(key)) < SECRET_KEY_MIN_CHARACTERS:
-        return f"made of {len(set(key))} different characters"
-    return None
-
-
-SECRET_KEY = env_str("SECRET_KEY")
-if SECRET_KEY:
-    _weakness = None if DEBUG else _secret_key_weakness(SECRET_KEY)
-    if _weakness:
-        raise ImproperlyConfigured(
-            WEAK_SECRET_KEY.format(why=_weakness, length=SECRET_KEY_MIN_LENGTH))
-else:
-    SECRET_KEY = _embedded_secret_key()
+SECRET_KEY = secret_key(var_dir=VAR_DIR, debug=DEBUG)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -222,24 +179,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 # (infrastructure/throttles.py), and run uploads per team (submissions/throttles.py). A rate
 # is N/second, N/minute, N/hour or N/day; "off" turns a throttle off. Failures only count
 # towards the sign-in rates.
-_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
-
-
-def _throttle_rate(name: str, default: str) -> str | None:
-    # Checked here, at start: DRF would only find a bad rate on the first request.
-    raw = env_str(name, default).strip().lower()
-    if raw == "off":
-        return None
-    count, _, period = raw.partition("/")
-    if not (count.isdigit() and period in _RATE_PERIODS):
-        raise ValueError(f"{name}={raw!r}: expected a rate such as 10/hour, or off")
-    return raw
-
-
 THROTTLE_RATES = {
-    "sign_in_username": _throttle_rate("THROTTLE_SIGN_IN_USERNAME_RATE", "10/hour"),
-    "sign_in_ip": _throttle_rate("THROTTLE_SIGN_IN_IP_RATE", "50/hour"),
-    "uploads_team": _throttle_rate("THROTTLE_UPLOADS_TEAM_RATE", "120/hour"),
+    "sign_in_username": env_rate("THROTTLE_SIGN_IN_USERNAME_RATE", "10/hour"),
+    "sign_in_ip": env_rate("THROTTLE_SIGN_IN_IP_RATE", "50/hour"),
+    "uploads_team": env_rate("THROTTLE_UPLOADS_TEAM_RATE", "120/hour"),
 }
 # Proxies in front of the service that append the client's address to X-Forwarded-For;
 # per-address throttles take the address that many hops from the right, and with 0 the
@@ -312,43 +255,12 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 # Seconds (see the Redis branch below): a day.
 REDIS_VISIBILITY_TIMEOUT = env_int("REDIS_VISIBILITY_TIMEOUT", 24 * 3600)
 CELERY_BROKER_DIR = VAR_DIR / "celery" / "broker"
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    # The embedded broker: queues are files under var/, shared by the web process,
-    # `manage.py` commands and the local worker; no server to run.
-    for folder in ("broker", "processed", "control"):
-        (VAR_DIR / "celery" / folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
-        "data_folder_in": str(CELERY_BROKER_DIR),
-        "data_folder_out": str(CELERY_BROKER_DIR),
-        "processed_folder": str(VAR_DIR / "celery" / "processed"),
-        "control_folder": str(VAR_DIR / "celery" / "control"),
-        "store_processed": False,
-    }
-elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # A worker's wait for work (BRPOP) is answered within a second, well inside the bound.
-    CELERY_BROKER_TRANSPORT_OPTIONS = dict(REDIS_SOCKET_OPTIONS)
-    # Redis has no acknowledgements of its own: a task taken but not acknowledged is put
-    # back in its queue once it is this old, whether or not its worker still runs it. A
-    # task redelivered while it still runs carries the same id, so the same claim token,
-    # and would grade the run twice at once: hence longer than the longest task (a large
-    # rubric run on a slow judge, or a retry's countdown, which Redis counts too). Being
-    # long costs nothing: a run whose worker vanished is re-queued by the reaper after
-    # GRADING_STALE_SECONDS (grading/work/reaper.py), not by this redelivery, which comes
-    # later and then finds the run taken or graded.
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = REDIS_VISIBILITY_TIMEOUT
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {}
-
-
-def _default_result_backend() -> str:
-    if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-        return CELERY_BROKER_URL
-    results = VAR_DIR / "celery" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    return f"file://{results}"
-
-
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or _default_result_backend()
+# The embedded broker's folders, or Redis's timeouts and redelivery (infrastructure/brokers.py).
+CELERY_BROKER_TRANSPORT_OPTIONS = broker_transport_options(
+    CELERY_BROKER_URL, celery_dir=VAR_DIR / "celery", redis_socket=REDIS_SOCKET_OPTIONS,
+    visibility_timeout=REDIS_VISIBILITY_TIMEOUT)
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or default_result_backend(
+    CELERY_BROKER_URL, celery_dir=VAR_DIR / "celery")
 # Sending a task waits for the broker and, with Redis, for the result store, which Celery
 # asks to follow the task first (its default: twenty tries a second apart). A request that
 # queues work gives up after a few quick tries and says so (infrastructure/queueing.py).

@@ -10,12 +10,17 @@ TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off", ""}
 
 
-def env_str(name: str, default: str = "") -> str:
-    """The variable's value; `NAME_FILE` (a path) wins, so secrets can come from files."""
+def _raw(name: str) -> str | None:
+    """The variable's text: the file `NAME_FILE` names wins (a secret's place), else `NAME`."""
     file_path = os.environ.get(f"{name}_FILE")
     if file_path:
         return Path(file_path).read_text(encoding="utf-8").strip()
-    return os.environ.get(name, default)
+    return os.environ.get(name)
+
+
+def env_str(name: str, default: str = "") -> str:
+    raw = _raw(name)
+    return default if raw is None else raw
 
 
 def yes_no(raw: str) -> bool:
@@ -30,7 +35,7 @@ def yes_no(raw: str) -> bool:
 
 
 def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     try:
@@ -41,7 +46,7 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -51,7 +56,7 @@ def env_int(name: str, default: int) -> int:
 
 
 def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -61,7 +66,22 @@ def env_float(name: str, default: float) -> float:
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate (N/second, N/minute, N/hour, N/day) or None for "off", checked at
+    start: DRF itself would find a bad rate only at the first request."""
+    raw = env_str(name, default).strip().lower()
+    if raw == "off":
+        return None
+    count, _, period = raw.partition("/")
+    if not (count.isdigit() and period in _RATE_PERIODS):
+        raise ValueError(f"{name}={raw!r}: expected a rate such as 10/hour, or off")
+    return raw
