@@ -35,6 +35,7 @@ MEMBER_MISSING = "{member}: listed in the manifest but not in the archive"
 MEMBER_UNLISTED = "{member}: in the archive but not in the manifest"
 MEMBER_CHANGED = "{member}: sha256 {found}, the manifest says {listed}"
 NO_MANIFEST = "the archive has no MANIFEST.json: not a results archive"
+BAD_MANIFEST = "MANIFEST.json is not a manifest ({why}): not a results archive"
 BAD_FORMAT = "MANIFEST.json: format {found!r}; this replay reads {expected!r}"
 
 
@@ -73,9 +74,22 @@ class Manifest:
     extra: dict[str, Any]
 
 
+class ManifestUnreadable(ValueError):
+    """MANIFEST.json is there but is not a manifest; the message says why."""
+
+
 def read_manifest(archive: zipfile.ZipFile) -> Manifest:
-    """The archive's manifest; KeyError when it has none."""
-    stored = json.loads(archive.read(MANIFEST))
+    """The archive's manifest; KeyError when it has none, ManifestUnreadable when it is not
+    a JSON object whose members map names to digests."""
+    try:
+        stored = json.loads(archive.read(MANIFEST))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ManifestUnreadable(BAD_MANIFEST.format(why=f"not JSON: {error}")) from None
+    members = stored.get("members", {}) if isinstance(stored, dict) else None
+    if not isinstance(members, dict) or not all(
+            isinstance(name, str) and isinstance(digest, str) for name, digest in members.items()):
+        raise ManifestUnreadable(BAD_MANIFEST.format(
+            why="expected an object whose members map names to sha256 digests"))
     return Manifest(format=stored.get("format", ""), campaign=stored.get("campaign", ""),
                     scope=stored.get("scope", ""), team=stored.get("team"),
                     members=dict(stored.get("members", {})),

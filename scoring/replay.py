@@ -466,7 +466,11 @@ def replay_archive(path: str) -> ReplayReport:
         if fmt.MANIFEST not in archive.namelist():
             report.manifest_problems.append(fmt.NO_MANIFEST)
             return report
-        manifest = fmt.read_manifest(archive)
+        try:
+            manifest = fmt.read_manifest(archive)
+        except fmt.ManifestUnreadable as unreadable:
+            report.manifest_problems.append(str(unreadable))
+            return report
         if manifest.format != fmt.FORMAT:
             report.manifest_problems.append(fmt.BAD_FORMAT.format(found=manifest.format,
                                                                   expected=fmt.FORMAT))

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scoring.archive_format import JUDGMENTS
+from scoring.archive_format import JUDGMENTS, MANIFEST
 from scoring.models import Evaluation
 from scoring.replay import Difference, replay_archive
 from tests.scoring.archive_support import export, publish_all, rewrite, rewrite_jsonl
@@ -95,3 +96,20 @@ def test_the_replay_runs_without_django_and_exits_by_what_it_found(archive: Path
     tampered = replay_cli(archive)
     assert tampered.returncode == 1
     assert "MANIFEST leaderboards/pr.json: sha256 " in tampered.stdout
+
+
+@pytest.mark.parametrize("manifest", [b"{not json", b"[1, 2]", b'{"members": {"runs.jsonl": 7}}',
+                                      b"\xff\xfe"])
+def test_an_archive_whose_manifest_is_not_one_is_refused_in_words(
+    manifest: bytes, tmp_path: Path
+) -> None:
+    bogus = tmp_path / "bogus.zip"
+    with zipfile.ZipFile(bogus, "w") as archive:
+        archive.writestr(MANIFEST, manifest)
+
+    refused = replay_cli(bogus)
+
+    assert refused.returncode == 1, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert refused.stdout.startswith("MANIFEST MANIFEST.json is not a manifest (")
+    assert "not a results archive" in refused.stdout
