@@ -10,7 +10,7 @@ from .agreement import (
     correlation_text,
 )
 from .calibration import HMR_ISO_LEVELS, CalibrationPoint, calibration_plot, hmr_iso_curve
-from .hsd import hsd_groups, hsd_matrix_plot, p_text
+from .hsd import hsd_groups, hsd_matrix_plot, p_text, p_value_text
 from .intervals import INTERVAL_STYLES, STYLE_NAMES, MeanInterval, interval_plot
 from .reliability import ReliabilityBin, reliability_bins, reliability_diagram
 from .svg import (
@@ -55,6 +55,7 @@ __all__ = [
     "literal",
     "marker_for",
     "p_text",
+    "p_value_text",
     "reliability_bins",
     "reliability_diagram",
     "render",

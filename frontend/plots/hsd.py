@@ -11,11 +11,18 @@ from scoring.leaderboard import HsdPair
 from .svg import INK, MUTED, figure_svg, literal, new_figure
 
 
-def p_text(p_value: float, permutations: int | None) -> str:
-    """A randomised test's p-value; 0 means smaller than 1/B, which is what it can resolve."""
+def p_value_text(p_value: float, permutations: int | None) -> str:
+    """A randomised test's p-value as a table shows it: "0.0400", or "< 0.0002" for 0, which
+    means smaller than 1/B, what the test can resolve."""
     if p_value == 0 and permutations:
-        return f"p < {1 / permutations:.4f}"
-    return f"p = {p_value:.4f}"
+        return f"< {1 / permutations:.4f}"
+    return f"{p_value:.4f}"
+
+
+def p_text(p_value: float, permutations: int | None) -> str:
+    """The same in a sentence: "p = 0.0400", "p < 0.0002"."""
+    shown = p_value_text(p_value, permutations)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 def hsd_groups(runs_by_mean: Sequence[str], pairs: Sequence[HsdPair]) -> dict[str, str]:

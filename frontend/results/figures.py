@@ -149,6 +149,11 @@ def _interval_figure(board: Leaderboard, measures: list[Measure], ident: str) ->
     )
 
 
+def _draws(permutations: int | None) -> str:
+    # A snapshot from before the number of permutations was recorded does not know it.
+    return f" (B = {permutations} permutations)" if permutations else ""
+
+
 def _hsd_figure(board: Leaderboard, key: str, ident: str) -> FigureView:
     measure = label_of(key)
     permutations = board.statistics.hsd_permutations
@@ -157,12 +162,12 @@ def _hsd_figure(board: Leaderboard, key: str, ident: str) -> FigureView:
         ident=ident,
         svg=plots.render(plots.hsd_matrix_plot, board.runs_by(key), pairs,
                          measure_label=measure, permutations=permutations, ident=ident),
-        caption=(f"Randomised Tukey HSD on {measure} (B = {permutations} permutations): "
-                 "cross-hatched cells marked 'differ' are pairs that differ at p < 0.05."),
+        caption=(f"Randomised Tukey HSD on {measure}{_draws(permutations)}: cross-hatched "
+                 "cells marked 'differ' are pairs that differ at p < 0.05."),
         data=data_table(f"{ident}-data", f"Tukey HSD pairs on {measure}",
                         ["Pair", "Difference", "p-value", "At p < 0.05"],
                         [[f"{p.a} vs {p.b}", plots.fmt(p.difference),
-                          plots.p_text(p.p_value, permutations).removeprefix("p "),
+                          plots.p_value_text(p.p_value, permutations),
                           "differ" if p.significant else "no significant difference"]
                          for p in pairs]),
     )

@@ -288,6 +288,17 @@ class TestPlots:
         "Randomised Tukey HSD on nDCG@10: which runs differ at p &lt; 0.05",
     ]
 
+    def test_the_hsd_pairs_table_gives_each_p_value_as_a_number(
+        self, personas: Personas, scored: list[Evaluation]
+    ) -> None:
+        html = page(personas, "organiser")
+        start = html.index("Tukey HSD pairs on nDCG@10")
+        table = html[start:html.index("</table>", start)]
+        cells = re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", table)
+        p_values = cells[1::3]  # the row header is a <th>: difference, p-value, verdict
+        assert p_values, table
+        assert all(re.fullmatch(r"(&lt; )?[01]\.\d{4}", p) for p in p_values), p_values
+
     def test_every_plot_is_an_accessible_svg_image(self, personas: Personas,
                                                    scored: list[Evaluation]) -> None:
         html = page(personas, "organiser")
@@ -380,3 +391,8 @@ class TestPlotHelpers:
     def test_a_zero_p_value_is_shown_as_below_the_resolution(self) -> None:
         assert plots.p_text(0.0, 5000) == "p < 0.0002"
         assert plots.p_text(0.1234, 5000) == "p = 0.1234"
+
+    def test_a_p_value_in_a_table_cell_is_the_number_alone(self) -> None:
+        assert plots.p_value_text(0.04, 5000) == "0.0400"
+        assert plots.p_value_text(0.0, 5000) == "< 0.0002"
+        assert plots.p_value_text(0.0, None) == "0.0000"
