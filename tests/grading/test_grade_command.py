@@ -13,8 +13,9 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from grading.management.commands.grade import INTERRUPTED
+from grading.management.commands.grade import INTERRUPTED, TAKEN_OVER
 from grading.models import Judgment
+from grading.work.run_grading import GradingOutcome
 from grading.work.runs import campaign_grading_queue
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
@@ -52,6 +53,20 @@ def test_it_grades_the_pending_run_and_scores_it(server, toy_ac_run: Run, monkey
     assert Judgment.objects.count() == 11
     assert "WASEDA-AC-1: 8 nuggets, 3/3 answers judged, 11 judge calls" in out
     assert Evaluation.objects.filter(track=toy_ac_run.track).exists()
+
+
+def test_a_run_taken_over_meanwhile_is_said_so_and_not_counted_failed(
+    server, toy_ac_run: Run, monkeypatch
+):
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    monkeypatch.setattr("grading.management.commands.grade.run_grading",
+                        lambda *, run, **kwargs: GradingOutcome(run=run, lost=True))
+    errors = io.StringIO()
+
+    out = grade(server, toy_ac_run.track.campaign.slug, errors)
+
+    assert TAKEN_OVER.format(run="WASEDA-AC-1") in out
+    assert "failed" not in errors.getvalue()
 
 
 def test_on_a_terminal_each_run_has_a_bar_with_its_judge_calls(

@@ -33,6 +33,8 @@ FAILED_RUNS = ("{count} run(s) could not be graded: {names}. Grade them again wi
 logger = logging.getLogger(__name__)
 
 
+TAKEN_OVER = "{run}: taken over by a worker while being graded here; it is graded there"
+
 class Command(BaseCommand):
     help = ("Grade every pending AC, ranking and response run of a campaign with the LLM "
             "judge, in this process.")
@@ -88,6 +90,10 @@ class Command(BaseCommand):
                 run.refresh_from_db(fields=["failure_reason"])
                 self.stderr.write(f"{run.name}: run marked failed: {run.failure_reason}")
                 failed.append(run.name)
+                continue
+            if outcome.lost:
+                # Another task took the run over (its claim went stale); it grades it there.
+                self.stdout.write(TAKEN_OVER.format(run=run.name))
                 continue
             report = outcome.report
             if report is None:
