@@ -232,3 +232,7 @@ def _close_stdin(process: subprocess.Popen[str]) -> None:
     if process.stdin is not None and not process.stdin.closed:
         with contextlib.suppress(BrokenPipeError):
             process.stdin.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

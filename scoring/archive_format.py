@@ -87,9 +87,10 @@ def read_manifest(archive: zipfile.ZipFile) -> Manifest:
         raise ManifestUnreadable(BAD_MANIFEST.format(why=f"not JSON: {error}")) from None
     members = stored.get("members", {}) if isinstance(stored, dict) else None
     if not isinstance(members, dict) or not all(
-            isinstance(name, str) and isinstance(digest, str) for name, digest in members.items()):
+            isinstance(listed, dict) and isinstance(listed.get("sha256"), str)
+            for listed in members.values()):
         raise ManifestUnreadable(BAD_MANIFEST.format(
-            why="expected an object whose members map names to sha256 digests"))
+            why='expected an object whose members map names to {"sha256", "size"}'))
     return Manifest(format=stored.get("format", ""), campaign=stored.get("campaign", ""),
                     scope=stored.get("scope", ""), team=stored.get("team"),
                     members=dict(stored.get("members", {})),

@@ -7,7 +7,7 @@ from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from submissions.formats.answer_blocks import (
+from .answer_blocks import (
     FIELD_ANSWER,
     FIELD_NUGGET,
     FIELD_NUGGET_NUM,
@@ -16,7 +16,6 @@ from submissions.formats.answer_blocks import (
     NUGGET_LINE_FORMAT,
     read_answer_blocks,
 )
-
 from .common import (
     BAD_INTEGER,
     EMPTY_FIELD,

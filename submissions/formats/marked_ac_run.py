@@ -8,19 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from .ac_run import (
-    FIELD_NUGGET,
-    FIELD_NUGGET_NUM,
-    FIELD_PASSAGE_RANK,
-    FIELD_RUN_NAME,
     AnswerRecord,
     NuggetRecord,
     SharedPrRuns,
     format_nugget_line,
-    read_answer_blocks,
     read_nugget_line,
     write_answer_block,
 )
-from .common import BinaryReader, ParseResult, Problem, TextSink, excerpt
+from .answer_blocks import FIELD_NUGGET, FIELD_NUGGET_NUM, FIELD_RUN_NAME, read_answer_blocks
+from .common import FIELD_PASSAGE_RANK, BinaryReader, ParseResult, Problem, TextSink, excerpt
 from .limits import MAX_ANSWER_CHARS
 from .pr_run import DEFAULT_MAX_RANK
 

@@ -55,7 +55,7 @@ def test_a_build_made_with_other_options_is_built_again(tmp_path: Path):
 
 
 def test_asking_for_a_native_build_that_is_not_there_says_how_to_make_one(tmp_path: Path):
-    with pytest.raises(EngineError, match=r"python -m grading\.embedded\.engines build"):
+    with pytest.raises(EngineError, match=r"python -m embedded_judge\.engines build"):
         chosen_engine(NATIVE, var_dir=tmp_path)
     with pytest.raises(EngineError, match="expected auto, native or prebuilt"):
         chosen_engine("gpu", var_dir=tmp_path)

@@ -98,8 +98,8 @@ def test_the_replay_runs_without_django_and_exits_by_what_it_found(archive: Path
     assert "MANIFEST leaderboards/pr.json: sha256 " in tampered.stdout
 
 
-@pytest.mark.parametrize("manifest", [b"{not json", b"[1, 2]", b'{"members": {"runs.jsonl": 7}}',
-                                      b"\xff\xfe"])
+@pytest.mark.parametrize("manifest", [b"{not json", b"[1, 2]", b"\xff\xfe",
+                                      b'{"members": {"runs.jsonl": "0a1b"}}'])
 def test_an_archive_whose_manifest_is_not_one_is_refused_in_words(
     manifest: bytes, tmp_path: Path
 ) -> None:
