@@ -14,6 +14,7 @@ import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
@@ -65,8 +66,13 @@ def demo_judge() -> ScriptedJudge:
 def make_demo(server: ScriptedServer) -> None:
     """The Makefile's `demo` target, up to `serve`, with the scripted judge."""
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
-    with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge",
-                           GRADER_TIMEOUT=30):
+    # The Makefile starts its worker only once this is done: the tasks the settled edits
+    # send wait unheard, and `grade` grades the runs they queued. A session's live worker
+    # (tests/conftest.py) would race `grade` for them, so nothing is sent here.
+    unheard = mock.patch("grading.work.dispatch._send_on_commit",
+                         lambda name, **options: f"unheard {name}")
+    with unheard, override_settings(GRADER_BASE_URL=server.base_url,
+                                    GRADER_MODEL="scripted-judge", GRADER_TIMEOUT=30):
         call_command("load_campaign", str(DEMO / "campaign.yaml"), **quiet)
         call_command("submit_runs", "demo-movies", "--as", "olga", "--keep-going",
                      *sorted(str(p) for p in (DEMO / "runs").glob("*-P[GO]-*")),
