@@ -26,11 +26,7 @@ from embedded_judge.options import READY_PREFIX, Lease, ServerOptions, is_health
 logger = logging.getLogger(__name__)
 
 SERVER_EXITED = "the embedded judge exited with code {code} while starting; log {log}:\n{tail}"
-
-
 SERVER_NOT_READY = "the embedded judge did not become ready in {seconds:.0f} s; log {log}:\n{tail}"
-
-
 # The package root, so the child can import `grading` whatever its working directory.
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 

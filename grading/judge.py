@@ -86,11 +86,7 @@ class RubricInput:
 
 
 JudgeInput = EntailmentInput | AnswerInput | RubricInput
-
-
 UNANSWERABLE_REASON = "The extracted answer says the passage gives none (grade 0)."
-
-
 KEY_CHECK_UNPARSED = ("The answer-key check's reply never parsed, so whether the answer "
                       "matches the key is unknown.")
 

@@ -23,52 +23,30 @@ BAD_RUN_NAME = (
     "found run name {name!r}; expected [Team]-PG-[n] or [Team]-PO-[n] for a PR run, "
     "[Team]-AC-[n] for an AC run"
 )
-
-
 WRONG_TRACK = "run {name} is a{article} {kind} run; expected a name for the {track} track ({kinds})"
-
-
 BAD_RUN_NUMBER = "run {name} has number {number}; expected 1 to {max_runs} in track {track}"
-
-
 UNKNOWN_TEAM = "run {name} names team {team}, which is not a team of campaign {campaign}"
-
-
 NOT_A_MEMBER = "you are not a participant or organiser of campaign {campaign}"
-
-
 NOT_YOUR_TEAM = "run {name} belongs to team {team}; you may submit runs for team {own} only"
-
-
 # A track not open yet or closed is refused in submissions.formats.upload_window's words
 # (the client's too); these refuse a campaign none of whose tracks is open.
 CAMPAIGN_NOT_OPEN_YET = (
     "campaign {campaign} takes runs from {opens} ({zone}, with the questions); it is {now} "
     "there now"
 )
-
-
 CAMPAIGN_CLOSED = (
     "every track of campaign {campaign} is closed: {tracks} ({zone}); it is {now} there "
     "now: uploads are refused"
 )
-
-
 TOO_LARGE = "the file is {size} bytes; the limit is {limit} bytes"
-
-
 TOO_MANY_RUNS = (
     "team {team} already has {count} runs in track {track} ({names}); the limit is "
     "{max_runs}: replace one by uploading it again under its name"
 )
-
-
 TOO_MANY_RUNS_WITH_ZIP = (
     "team {team} would have {count} runs in track {track} with {name} and the runs before it "
     "in this upload ({names}); the limit is {max_runs}"
 )
-
-
 BAD_RUBRIC_RUN_NAME = (
     "found run name {name!r}; expected [Team]-[label] for a {kind} run of track {track}, "
     "the label of letters, digits and '_', at most 32"

@@ -26,22 +26,12 @@ from submissions.rubric_runs import store_ranking_passages, store_response_passa
 from submissions.selectors import pr_run_ranks, visible_pr_run_names
 
 RUN_BEING_REPLACED = "run {name} was uploaded by someone else at the same moment; try again"
-
-
 INVALID_RUN = "{name} was not accepted: {count} problem(s) in the file; nothing was stored"
-
-
 MORE_PROBLEMS = "and {count} more problem(s) of the same kinds, not listed"
-
-
 # A file with every line wrong would otherwise give a report larger than the file.
 MAX_REPORTED_PROBLEMS = 1000
-
-
 # Records are inserted in batches: a 50 MB run never sits in memory as ORM objects.
 INSERT_BATCH = 2000
-
-
 HASH_CHUNK = 1 << 20
 
 

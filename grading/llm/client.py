@@ -41,31 +41,17 @@ from grading.llm.transport import (
 )
 
 TRANSIENT_GAVE_UP = "{kind} judgment failed after {attempts} attempts: {detail}"
-
-
 TIMED_OUT = ("no reply after {seconds:g} s and the judge's server showed no progress "
              "meanwhile (GRADER_TIMEOUT is {timeout:g} s: the time it may show none)")
-
-
 TIMED_OUT_UNWATCHED = ("no reply within {timeout:g} s, and the judge's server publishes "
                        "no progress counters: raise GRADER_TIMEOUT for a slower judge")
-
-
 PERMANENT_FAILURE = "{kind} judgment refused by the server (HTTP {status}): {detail}"
-
-
 logger = logging.getLogger(__name__)
-
-
 # 408 and 409 are what servers send for a request they dropped under load.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
-
 #: The temperature of the replies sampled to measure doubt where logprobs are missing:
 #: the model's own distribution, so the share that agree estimates its probability.
 SAMPLE_TEMPERATURE = 1.0
-
-
 #: Alternatives asked for at each token: enough that both "true" and "false" are among
 #: them at the verdict (they are the top two whenever the model reads the question).
 TOP_LOGPROBS = 5

@@ -22,14 +22,8 @@ from grading.work.runs import enqueue_grading
 
 # --- post-editing -----------------------------------------------------------------
 NOTE_REQUIRED = "a note saying why the label changes is required"
-
-
 WRONG_FIELDS = "this {kind} judgment takes {expected}; found {found}"
-
-
 BAD_RELEVANT = "relevant must list NuggetNums shown to the judge ({shown}); found {found}"
-
-
 RELEVANT_WITHOUT_CORRECT = "relevant nuggets are only possible when the answer is correct"
 
 
@@ -42,8 +36,6 @@ class EditRefused(ValueError):
 
 
 BAD_GRADE = "grade must be an integer from 0 to 5; found {found!r}"
-
-
 BAD_ANSWER = "answer must be a string; found {found!r}"
 
 
@@ -156,8 +148,6 @@ def _after_edit(judgment: Judgment) -> None:
 
 
 CONFIRM_NOTE = "Confirmed by an organiser: the judge's label stands."
-
-
 NOTHING_TO_CONFIRM = ("this judgment has no label to confirm (the judge's reply never "
                       "parsed); edit it to give one")
 

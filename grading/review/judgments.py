@@ -57,8 +57,6 @@ class JudgmentItem:
 
 #: How judgment uses may be ordered: by run, question and nugget; or least sure first.
 JUDGMENT_ORDERS = ("run", "doubt")
-
-
 # The columns of a use, the same for every kind, so that the link tables' rows can be
 # merged (UNION ALL) and ordered and paginated as one list in the database.
 _USE_ORDER = {
@@ -71,15 +69,9 @@ _USE_ORDER = {
     "doubt": ("unmeasured", "confidence", "judgment_pk", "run_name", "use_qid", "nugget_num",
               "use_docid", "use_item_id", "use_id"),
 }
-
-
 #: The kinds of use `judgment_uses` lists: the two R2C2 link tables, and rubric grades.
 USE_KINDS = ("entailment", "answer", "rubric")
-
-
 _RUBRIC_RANK = 2
-
-
 #: The label field of each kind of verdict.
 LABEL_FIELD = {"entailment": "entailed", "answer": "correct"}
 _USES: dict[str, tuple[Any, str, int]] = {  # kind -> (link model, record, place in "run")

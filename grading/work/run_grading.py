@@ -30,8 +30,6 @@ from submissions.models import Run
 
 #: What one judge's pass over a run did: an AC run's, or a ranking or response run's.
 RunGradeReport = GradeReport | RubricGradeReport
-
-
 #: Makes the progress watcher of one judge's pass over a run, given its description.
 GradingWatch = Callable[[str], AbstractContextManager[GradingProgress]]
 

@@ -38,22 +38,14 @@ from .pr_run import DEFAULT_MAX_RANK
 from .run_names import is_pr_run_name
 
 NUGGET_FIELD_COUNT = "found {} ';'-separated field(s); expected 4: " + NUGGET_LINE_FORMAT
-
-
 BAD_PR_RUN_NAME = "found PRrunname {!r}; expected a PR run name [Team]-PG-[n] or [Team]-PO-[n]"
-
-
 UNKNOWN_PR_RUN = (
     "found PRrunname {!r}, which is not a shared PR run of this campaign; expected one of: {}"
 )
-
-
 UNKNOWN_PASSAGE_RANK = (
     "found PassageRank {} of {} for qID {!r}, which that run did not return; "
     "expected one of its ranks for that question: {}"
 )
-
-
 #: PR run name -> qID -> the PassageRanks that run returned for it: the PR runs shared in
 #: the campaign. `pr_run.returned_ranks` gives the inner mapping of one run.
 SharedPrRuns: TypeAlias = Mapping[str, Mapping[str, Collection[int]]]

@@ -29,91 +29,45 @@ from .control_characters import separated_line_control_problem, visible
 from .limits import MAX_ANSWER_CHARS, TOO_LONG
 
 MAX_NUGGETS = 10
-
-
 MIN_CONFIDENCE = 0
-
-
 MAX_CONFIDENCE = 100
-
-
 ANSWER_LINE_FORMAT = "[Answer];[Confidence]"
-
-
 NUGGET_LINE_FORMAT = "[NuggetNum];[PRrunname];[PassageRank];[Nugget]"
-
-
 OUTSIDE_BLOCK = "found {!r} outside any block; expected an opening tag such as <D001>"
-
-
 DUPLICATE_BLOCK = (
     "found a second block for qID {!r} (the first opens on line {}); "
     "expected each qID at most once per file"
 )
-
-
 NESTED_BLOCK = (
     "found the opening tag <{}> inside the block <{}> opened on line {}; expected </{}> first"
 )
-
-
 MISMATCHED_CLOSING_TAG = (
     "found the closing tag </{}>; expected </{}> to close the block opened on line {}"
 )
-
-
 UNTERMINATED_BLOCK = (
     "found the end of the file inside the block <{}> opened here; expected </{}> first"
 )
-
-
 MISSING_ANSWER = (
     "found the block <{}> closed without an answer line; "
     "expected " + ANSWER_LINE_FORMAT + " as the first line of the block"
 )
-
-
 ANSWER_WITHOUT_SEPARATOR = "found {!r} without a ';'; expected " + ANSWER_LINE_FORMAT
-
-
 TOO_MANY_NUGGETS = (
     "found nugget line {} in the block <{}>; expected at most {} nugget lines per block"
 )
-
-
 DUPLICATE_NUGGET_NUM = (
     "found NuggetNum {} again in the block <{}> (first on line {}); "
     "expected each NuggetNum at most once per block"
 )
-
-
 FIELD_TAG = "tag"
-
-
 FIELD_ANSWER = "Answer"
-
-
 FIELD_CONFIDENCE = "Confidence"
-
-
 FIELD_NUGGET_NUM = "NuggetNum"
-
-
 FIELD_RUN_NAME = "PRrunname"
-
-
 FIELD_NUGGET = "Nugget"
-
-
 ANSWER_FIELDS = (FIELD_ANSWER, FIELD_CONFIDENCE)
-
-
 NUGGET_FIELDS = (FIELD_NUGGET_NUM, FIELD_RUN_NAME, FIELD_PASSAGE_RANK, FIELD_NUGGET)
-
-
 N = TypeVar("N")
-
-
 #: Reads one nugget line of a block: (lineno, qID of the block, line) -> the NuggetNum
 #: (when it is usable, for the uniqueness check) and the nugget (None if the line has any
 #: problem, which the reader has reported).
