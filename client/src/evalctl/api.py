@@ -179,3 +179,14 @@ def site_url(text: str) -> str:
         raise ClientError(f"{text!r} is not a site address; expected http(s)://HOST[:PORT]")
     return url
 
+
+def campaign_path(slug: str) -> str:
+    """The API path of a campaign (a slug as typed may hold anything)."""
+    return "/campaigns/" + quote(slug, safe="")
+
+
+def call(api: Api, request: Callable[[Api], Any]) -> Any:
+    try:
+        return request(api)
+    finally:
+        api.close()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evalctl import __version__
-from evalctl.api import Api, ClientError, site_url
+from evalctl.api import Api, ClientError, call, site_url
 from evalctl.config import Credentials, credentials, save
 from evalctl.following import POLL_SECONDS, WAIT_SECONDS, status_command
 from evalctl.results import download_shared_command, scores_command
@@ -22,7 +22,6 @@ from evalctl.terminal import (
     EXIT_OK,
     EXIT_STILL_PENDING,
     EXIT_USAGE,
-    call,
     say,
 )
 

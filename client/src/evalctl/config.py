@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalctl.api import ClientError, site_url
+from evalctl.api import Api, ClientError, site_url
 
 ENV_SITE = "EVALCTL_SITE"
 ENV_TOKEN = "EVALCTL_TOKEN"
@@ -79,3 +79,8 @@ def save(credentials: Credentials) -> Path:
     os.chmod(partial, FILE_MODE)  # a leftover partial file may have had another mode
     os.replace(partial, path)
     return path
+
+
+def signed_in_api(*, need_token: bool = True) -> Api:
+    found = credentials(need_token=need_token)
+    return Api(found.site, found.token)

@@ -9,39 +9,20 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evalctl.api import Api, ClientError
-from evalctl.terminal import (
-    EXIT_OK,
-    EXIT_STILL_PENDING,
-    campaign_path,
-    print_table,
-    say,
-    signed_in_api,
-    when,
-)
+from evalctl.api import Api, ClientError, campaign_path
+from evalctl.config import signed_in_api
+from evalctl.terminal import EXIT_OK, EXIT_STILL_PENDING, print_table, say, when
 
 #: Run statuses that have not settled yet (submissions.models.RunStatus): `status --wait`
 #: waits until no current run is in one.
 PENDING = ("received", "queued", "grading")
-
-
 #: Track kinds whose runs are graded: valid there means accepted, waiting for the organisers.
 GRADED_KINDS = ("ac", "ranking", "response")
-
-
 AWAITING_ORGANISERS = ("{runs}: valid, and graded once the organisers start grading; "
                        "--wait waits only while a run is received, queued or grading")
-
-
 WAIT_SECONDS = 3600.0
-
-
 POLL_SECONDS = 5.0
-
-
 MIN_POLL_SECONDS = 0.2
-
-
 NO_CAMPAIGNS = "you take part in no campaign on {site}"
 
 

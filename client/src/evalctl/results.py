@@ -12,20 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalctl.api import Api, ClientError
-from evalctl.terminal import (
-    EXIT_OK,
-    campaign_path,
-    number,
-    print_table,
-    say,
-    signed_in_api,
-    when,
-)
+from evalctl.api import Api, ClientError, campaign_path
+from evalctl.config import signed_in_api
+from evalctl.terminal import EXIT_OK, number, print_table, say, when
 
 NO_SUCH_RUN = "no current run {name} of yours in {campaign}"
-
-
 NO_LEADERBOARD = "no leaderboard of {campaign} is published yet"
 
 

@@ -10,29 +10,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from evalctl.api import Api, ApiError, ClientError, problem_line
+from evalctl.api import Api, ApiError, ClientError, campaign_path, problem_line
 from evalctl.checks import check_run_file
+from evalctl.config import signed_in_api
 from evalctl.progress import ProgressBar
 from evalctl.server_formats import formats_module
-from evalctl.terminal import (
-    EXIT_OK,
-    campaign_path,
-    say,
-    signed_in_api,
-)
+from evalctl.terminal import EXIT_OK, say
 
 NO_SUCH_TRACK = "campaign {campaign} has no track {track!r}; expected one of: {tracks}"
-
-
 CHECK_FOUND = "{path}: {count} problem(s) found before upload; nothing was sent"
-
-
 CHECK_PASSED = "{path}: the format check found no problem"
-
-
 NO_CHECK_FOR_KIND = "{path}: no format check for {kind} runs here; the server checks it"
-
-
 NOTHING_SENT = "checked before the upload, by the site's clock: nothing was sent"
 
 

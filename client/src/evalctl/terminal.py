@@ -4,44 +4,15 @@ numbers to four places and aligned tables."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
-
-from evalctl.api import Api
-from evalctl.config import credentials
 
 EXIT_OK = 0
-
-
 EXIT_ERROR = 1  # the server or the check refused, or the site could not be reached
-
-
 EXIT_USAGE = 2  # argparse's own
-
-
 EXIT_STILL_PENDING = 3  # status --wait ran out of time
-
-
 EXIT_INTERRUPTED = 130
-
-
-def campaign_path(slug: str) -> str:
-    """The API path of a campaign (a slug as typed may hold anything)."""
-    return "/campaigns/" + quote(slug, safe="")
-
-
-def signed_in_api(*, need_token: bool = True) -> Api:
-    found = credentials(need_token=need_token)
-    return Api(found.site, found.token)
-
-
-def call(api: Api, request: Callable[[Api], Any]) -> Any:
-    try:
-        return request(api)
-    finally:
-        api.close()
 
 
 def say(message: str) -> None:
