@@ -344,8 +344,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": GRADING_REAP_EVERY},
     },
 }
-# An AC run with more nugget records than this is split into chunks of whole questions,
-# each a task of its own, so several workers grade one large run (grading/work/chunks.py).
+# An AC run with more nugget records than this is graded in parts of whole questions, each
+# a task of its own, so several workers grade one large run (grading/work/rounds.py). Read
+# where grading is asked for: the web process and the commands.
 GRADING_CHUNK_NUGGETS = env_int("GRADING_CHUNK_NUGGETS", 2000)
 # Batches of judge calls in flight beyond the one whose judgments are being stored: the
 # database work overlaps the calls, and the judge's slots never wait for it.

@@ -28,7 +28,7 @@ from grading.serializers import TestBankGenerateSerializer
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal
 from grading.work.dispatch import enqueue_scoring, enqueue_testbank_generation
-from grading.work.runs import campaign_grading_queue, enqueue_grading
+from grading.work.rounds import campaign_grading_queue, enqueue_grading
 from grading.work.stalls import runs_not_done, worker_pulses
 from scoring.selectors import evaluation_latest
 from scoring.services import PublishRefused, evaluation_publish

@@ -34,7 +34,7 @@ from grading.serializers import (
     judgment_item_json,
     run_progress_json,
 )
-from grading.work.runs import campaign_grading_queue, enqueue_grading
+from grading.work.rounds import campaign_grading_queue, enqueue_grading
 from infrastructure.api_errors import authenticated_user
 from infrastructure.query_params import query_flag
 from submissions.formats.marked_ac_run import write_marked_ac_run

@@ -223,45 +223,58 @@ class PassageItemGrade(models.Model):
         return f"{self.qid}/{self.docid} on {self.item_id} -> {self.judgment_id}"
 
 
-class ChunkStatus(models.TextChoices):
+class PartStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     GRADING = "grading", "Being graded"
     GRADED = "graded", "Graded"
     FAILED = "failed", "Failed"
 
 
-class GradingChunk(models.Model):
-    """Some whole questions of a large AC run, graded by a task of their own under the claim
-    `token`; `round` is the run's grading token when it was split (docs/operations.md)."""
+class GradingJob(models.Model):
+    """A run's current round of grading: its parts are the leases workers take; asking for
+    grading again replaces it, which stops the old round's graders (docs/operations.md)."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="grading_chunks")
-    round = models.CharField(max_length=64)
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="grading_job")
+    # Which round this is: a new one on every request; empty once a part failed, which ends it.
+    round = models.CharField(max_length=64, blank=True)
+    # The round's last sign of life: when it was queued, then every part's beat. Every write
+    # under a claim updates this row first: one lock order, and the parts' finishes take turns.
+    heartbeat = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"grading of run {self.run_id}"
+
+
+class GradingPart(models.Model):
+    """Work one task takes under the claim `token`: the whole run, or some whole questions of
+    a large AC run (`qids`), graded by any workers at once (docs/operations.md)."""
+
+    job = models.ForeignKey(GradingJob, on_delete=models.CASCADE, related_name="parts")
     number = models.PositiveIntegerField()
-    qids = models.JSONField(default=list)
+    qids = models.JSONField(null=True, blank=True, help_text="None: the whole run")
     nuggets = models.PositiveIntegerField(default=0)
-    status = models.CharField(max_length=16, choices=ChunkStatus.choices,
-                              default=ChunkStatus.QUEUED)
+    status = models.CharField(max_length=16, choices=PartStatus.choices,
+                              default=PartStatus.QUEUED)
     token = models.CharField(max_length=64, blank=True)
-    heartbeat = models.DateTimeField(null=True, blank=True)
+    # The claim's beat while GRADING; when it was queued while QUEUED (the reaper reads it).
+    heartbeat = models.DateTimeField()
+    # How many times the reaper (grading.work.reaper) queued it again after its worker went
+    # silent or its task was lost; past GRADING_MAX_REQUEUES the part and its run are FAILED.
+    requeues = models.PositiveSmallIntegerField(default=0)
     # The worker that graded it (its Celery hostname), for the operators.
     graded_by = models.CharField(max_length=200, blank=True)
-    # How many times the reaper (grading.work.reaper) re-queued this chunk after its worker went
-    # silent; past GRADING_MAX_REQUEUES the chunk and its run are FAILED with the reason.
-    # A new round of grading makes new chunks, so a person asking again starts at 0.
-    requeues = models.PositiveSmallIntegerField(default=0)
-    entailment_calls = models.PositiveIntegerField(default=0)
-    answer_calls = models.PositiveIntegerField(default=0)
+    judge_calls = models.PositiveIntegerField(default=0)
     needs_review = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["run", "number"]
+        ordering = ["job", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "round", "number"],
-                                    name="one_chunk_number_per_round"),
+            models.UniqueConstraint(fields=["job", "number"], name="one_part_number_per_job"),
         ]
 
     def __str__(self) -> str:
-        return f"chunk {self.number} of run {self.run_id} ({self.status})"
+        return f"part {self.number} of run grading {self.job_id} ({self.status})"
 
 
 class WorkerHeartbeat(models.Model):

@@ -1,4 +1,4 @@
-"""Celery tasks for grading: thin; claim the run, call the service, record the outcome."""
+"""Celery tasks for grading: thin; claim the work, call the service, record the outcome."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 from django.contrib.auth.models import User
 
 from campaign.models import Campaign
@@ -18,12 +17,10 @@ from grading.rubric.grades import RubricGradeReport
 from grading.setup import judge_named, official_judge, official_model_name
 from grading.validation.labelled import DEV_SET, read_labelled_set
 from grading.validation.services import grading_refusal, judge_validation_run
-from grading.work.chunks import chunk_claim, chunk_grading
-from grading.work.dispatch import GENERATE_TESTBANK, GRADE_CHUNK, GRADE_RUN, GRADE_TESTBANK_ITEMS
+from grading.work.claims import part_claim
+from grading.work.dispatch import GENERATE_TESTBANK, GRADE_PART, GRADE_TESTBANK_ITEMS
+from grading.work.part_grading import part_grading
 from grading.work.reaper import grading_reap
-from grading.work.run_grading import run_grading
-from grading.work.runs import run_claim_for_grading
-from submissions.models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -33,81 +30,50 @@ _REDELIVERED_AND_RETRIED: dict[str, Any] = {
     "bind": True, "max_retries": 5, "acks_late": True, "reject_on_worker_lost": True}
 
 
-@shared_task(name=GRADE_RUN, **_REDELIVERED_AND_RETRIED)
-def grade_run(self: Any, run_id: int) -> dict[str, Any] | None:
-    """Grade one AC, ranking or response run; an AC run of more than GRADING_CHUNK_NUGGETS
-    nugget records is split into chunks, a `grade_chunk` task each, which any workers
-    take (grading.work.chunks). Redelivered or repeated, it does no work twice."""
+@shared_task(name=GRADE_PART, **_REDELIVERED_AND_RETRIED)
+def grade_part(self: Any, part_id: int) -> dict[str, Any] | None:
+    """Grade one part of a round: a whole AC, ranking or response run, or some questions of a
+    large AC run (grading.work.rounds). Redelivered or repeated, it does no work twice."""
     token = str(self.request.id)
-    campaign = Campaign.objects.filter(tracks__runs__pk=run_id).first()
+    campaign = Campaign.objects.filter(tracks__runs__grading_job__parts__pk=part_id).first()
     refusal = campaign and grading_refusal(campaign=campaign,
                                            judge_model=official_model_name())
     if refusal:
-        # The run stays QUEUED; grading it again after a passing validation takes it.
-        logger.warning("run %s not graded: %s", run_id, refusal)
+        # The part stays QUEUED; grading again after a passing validation takes it.
+        logger.warning("part %s not graded: %s", part_id, refusal)
         return None
-    if Run.objects.filter(pk=run_id, status__in=RunStatus.JUDGED).exists():
-        # Sending this task marked the run QUEUED: another grading has done its work
-        # since (after a batch of edits, say, one task per edit finds this).
-        logger.info("run %s was graded since this task was sent: nothing to do", run_id)
+    part = part_claim(part_id=part_id, token=token)
+    if part is None:
+        # Graded, or replaced by a newer round (one task per edit finds this), or taken.
+        logger.info("part %s is not waiting for grading (or another task has it)", part_id)
         return None
-    if not run_claim_for_grading(run_id=run_id, token=token):
-        logger.info("run %s is not waiting for grading (or another task has it)", run_id)
-        return None
-    run = Run.objects.select_related("track__campaign").get(pk=run_id)
-    # A large run's chunks go to the queue this task came from, to any of its workers.
-    queue = (self.request.delivery_info or {}).get("routing_key")
-    outcome = run_grading(run=run, token=token,
-                          may_retry=self.request.retries < self.max_retries,
-                          split_above=settings.GRADING_CHUNK_NUGGETS, chunk_queue=queue)
+    outcome = part_grading(part=part, token=token, worker=str(self.request.hostname or ""),
+                           may_retry=self.request.retries < self.max_retries)
     if outcome.lost:
-        logger.info("run %s was taken over by another task; this one stopped", run_id)
+        logger.info("part %s of run %s was taken over; this task stopped", part.number,
+                    outcome.run.pk)
         return None
-    if outcome.chunk_tasks:
-        return {"chunk_tasks": list(outcome.chunk_tasks)}
     if outcome.retry:
-        # The run stays claimed by this task id: the retry takes it again.
+        # The part stays claimed by this task id: the retry takes it again.
         raise self.retry(exc=outcome.failure,
                          countdown=min(600, 30 * 2 ** self.request.retries))
     if outcome.failure is not None:
         # Recorded on the run; a refusal (permanent) is not retried, it fails at once.
-        logger.error("run %s failed: %s", run_id, outcome.failure)
+        logger.error("part %s of run %s failed: %s", part.number, outcome.run.pk,
+                     outcome.failure)
         raise outcome.failure
     report = outcome.report
     assert report is not None  # graded
+    summary: dict[str, Any] = {"run": outcome.run.pk, "part": part.number,
+                               "judge_calls": report.judge_calls,
+                               "needs_review": report.needs_review,
+                               "run_graded": outcome.run_graded,
+                               "scoring_task": outcome.scoring_task}
     if isinstance(report, RubricGradeReport):
-        return {"passages": report.passages, "pairs": report.pairs,
-                "judge_calls": report.judge_calls, "needs_review": report.needs_review,
-                "without_items": report.without_items, "scoring_task": outcome.scoring_task}
-    return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
-            "needs_review": report.needs_review, "scoring_task": outcome.scoring_task}
-
-
-@shared_task(name=GRADE_CHUNK, **_REDELIVERED_AND_RETRIED)
-def grade_chunk(self: Any, chunk_id: int) -> dict[str, Any] | None:
-    """Grade one chunk of a large AC run (grading.work.chunks). Redelivered or repeated, it
-    does no work twice; a chunk whose round is over is left alone."""
-    token = str(self.request.id)
-    chunk = chunk_claim(chunk_id=chunk_id, token=token)
-    if chunk is None:
-        logger.info("chunk %s is not waiting for grading (or another task has it)", chunk_id)
-        return None
-    outcome = chunk_grading(chunk=chunk, token=token, worker=str(self.request.hostname or ""),
-                            may_retry=self.request.retries < self.max_retries)
-    if outcome.lost:
-        logger.info("chunk %s: its run was taken over; this task stopped", chunk_id)
-        return None
-    if outcome.retry:
-        raise self.retry(exc=outcome.failure,
-                         countdown=min(600, 30 * 2 ** self.request.retries))
-    if outcome.failure is not None:
-        logger.error("chunk %s of run %s failed: %s", chunk_id, chunk.run_id, outcome.failure)
-        raise outcome.failure
-    report = outcome.report
-    assert report is not None  # graded
-    return {"entailment_calls": report.entailment_calls, "answer_calls": report.answer_calls,
-            "needs_review": report.needs_review, "run_graded": outcome.run_graded,
-            "scoring_task": outcome.scoring_task}
+        return {**summary, "passages": report.passages, "pairs": report.pairs,
+                "without_items": report.without_items}
+    return {**summary, "entailment_calls": report.entailment_calls,
+            "answer_calls": report.answer_calls}
 
 
 @shared_task(name=GRADE_TESTBANK_ITEMS, **_REDELIVERED_AND_RETRIED)

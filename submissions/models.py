@@ -39,7 +39,7 @@ RunStatus.ACCEPTED = frozenset({RunStatus.VALID, RunStatus.QUEUED, RunStatus.GRA
 # What a grader should take: never graded, queued, or failed last time.
 RunStatus.AWAITING_GRADING = frozenset({RunStatus.VALID, RunStatus.QUEUED, RunStatus.FAILED})
 # A round of grading is not over while any current run of the campaign is here: the
-# last run to leave it queues scoring (grading.work.run_grading.run_grading).
+# last run to leave it queues scoring (grading.work.grading).
 RunStatus.IN_GRADING = frozenset({RunStatus.QUEUED, RunStatus.GRADING})
 # Every record has its official label: what scoring and the qrels read.
 RunStatus.JUDGED = frozenset({RunStatus.GRADED, RunStatus.SCORED})
@@ -113,18 +113,9 @@ class Run(models.Model):
     replaced_at = models.DateTimeField(null=True, blank=True)
     # When grading last ended, well or not (RunQuerySet.judged reads it with the reason).
     graded_at = models.DateTimeField(null=True, blank=True)
-    # The Celery task grading this run (see grading.work.runs.run_claim_for_grading).
-    grading_token = models.CharField(max_length=64, blank=True)
-    # Touched after every batch of judgments: a claim without a recent heartbeat belongs
-    # to a worker that died, and another task may take the run over.
-    grading_heartbeat = models.DateTimeField(null=True, blank=True)
     # Why grading last failed (the judge's first error), shown to the team and the
     # organisers; empty unless the run is FAILED (or QUEUED again since: a claim clears it).
     failure_reason = models.TextField(blank=True)
-    # How many times the reaper (grading.work.reaper) has re-queued this run's grading after
-    # its worker went silent; past GRADING_MAX_REQUEUES the run is FAILED with the reason.
-    # A grading asked for by a person starts the count again.
-    grading_requeues = models.PositiveSmallIntegerField(default=0)
     # Whose fault the last grading failure was (FailureKind); read only while FAILED.
     failure_kind = models.CharField(max_length=8, choices=FailureKind.choices,
                                     default=FailureKind.PLATFORM)

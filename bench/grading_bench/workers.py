@@ -82,13 +82,13 @@ def bench_workers(args: argparse.Namespace, work: Path) -> None:
 
 def _graded_by_workers(args: argparse.Namespace, run: Run, server: JudgeProcess, queue: str,
                        count: int) -> float:
-    from celery.result import AsyncResult
+    from django.test import override_settings
 
-    from grading.tasks import grade_run
+    from grading.tasks import grade_part
+    from grading.work.rounds import rounds_start
 
     env = {**os.environ, "GRADER_BASE_URL": server.base_url, "GRADER_MODEL": "bench",
            "GRADER_CONCURRENCY": str(args.worker_concurrency),
-           "GRADING_CHUNK_NUGGETS": str(args.chunk_nuggets),
            "CELERY_BROKER_URL": args.redis_url, "CELERY_RESULT_BACKEND": args.redis_url}
     names = [f"bench{number}-{os.getpid()}@bench" for number in range(1, count + 1)]
     workers = [subprocess.Popen(
@@ -100,10 +100,10 @@ def _graded_by_workers(args: argparse.Namespace, run: Run, server: JudgeProcess,
         _wait_until_ready(names)
         before = server.stats()
         started = time.perf_counter()
-        planned: dict[str, Any] = grade_run.apply_async(args=(run.pk,), queue=queue).get(
-            timeout=PATIENCE)
-        chunks: list[dict[str, Any]] = [AsyncResult(task).get(timeout=PATIENCE)
-                                        for task in planned["chunk_tasks"]]
+        with override_settings(GRADING_CHUNK_NUGGETS=args.chunk_nuggets):
+            parts = rounds_start(run_ids=[run.pk])
+        sent = [grade_part.apply_async(args=(part,), queue=queue) for part in parts]
+        chunks: list[dict[str, Any]] = [task.get(timeout=PATIENCE) for task in sent]
         elapsed = time.perf_counter() - started
         after = server.stats()
     finally:
@@ -137,10 +137,10 @@ def _wait_until_ready(names: list[str]) -> None:
 def _print_chunks_and_counts(run: Run, received: dict[str, int]) -> None:
     from django.db.models import Count
 
-    from grading.models import AnswerEvaluation, GradingChunk, Judgment, NuggetEntailment
+    from grading.models import AnswerEvaluation, GradingPart, Judgment, NuggetEntailment
     from submissions.models import AnswerRecord, NuggetRecord
 
-    taken = dict(GradingChunk.objects.filter(run=run).values("graded_by")
+    taken = dict(GradingPart.objects.filter(job__run=run).values("graded_by")
                  .annotate(n=Count("id")).values_list("graded_by", "n"))
     print(f"    chunks taken: {', '.join(f'{name} {n}' for name, n in sorted(taken.items()))}")
     nuggets = NuggetRecord.objects.filter(run=run).count()

@@ -9,7 +9,7 @@ database (`campaign_load` from the YAML with its corpus and test bank, `run_subm
 every run), starts a fake judge in a child process (the tests' scripted server,
 tests/grading/scripted_server, with a responder that self-rates by a hash of the prompt
 after a fixed latency, default 50 ms, in at most S requests at once, default 16), and
-grades every run as `manage.py grade` does (`run_grading`, one run after another, the
+grades every run as `manage.py grade` does (`part_grading`, one run after another, the
 judge client's concurrency = S). It prints, measured side by side in this one run:
 - runs x queries x depth x items (what grading each run on its own would cost), the
   distinct (passage, item) pairs the runs retrieved, the judge calls made (the fake

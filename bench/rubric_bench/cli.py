@@ -93,7 +93,7 @@ def _bench(sizes: Sizes, latency: float, slots: int, work: Path) -> None:
             print(f"fake judge at {server.base_url}: latency {latency * 1000:.0f} ms, "
                   f"S = {slots} slots, ideal S / latency = {slots / latency:.0f} calls/s; "
                   f"judge client concurrency {slots}")
-            print("first grading (manage.py grade's path: run_grading, run after run):")
+            print("first grading (manage.py grade's path: part_grading, run after run):")
             first = grade_campaign(slug=slug, server=server, concurrency=slots,
                                    include_graded=False)
             _print_first(first, sizes, files.retrieved, latency, slots)

@@ -1,6 +1,6 @@
 """One grading pass over the campaign, as `manage.py grade` makes it, timed.
 
-Each run is claimed (`run_claim_for_grading`) and graded by `run_grading` (ranking runs
+Each run is taken (`round_take`) and graded by `part_grading` (ranking runs
 go to `rubric_run_grade`: `passages_to_grade`, then `rubric_grade`), one run after
 another with one judge client, as the command does. The judge calls are counted twice:
 by the services' reports and by the fake server's request counter (what a campaign pays).
@@ -39,9 +39,8 @@ def grade_campaign(*, slug: str, server: RubricJudgeProcess, concurrency: int,
     """Grade the campaign's pending runs (with `include_graded`, all of them again)."""
     from campaign.models import Campaign
     from grading.rubric.grades import RubricGradeReport
-    from grading.work.run_grading import run_grading
-    from grading.work.runs import campaign_grading_queue, run_claim_for_grading
-    from submissions.models import Run
+    from grading.work.part_grading import part_grading
+    from grading.work.rounds import campaign_grading_queue, round_take
 
     campaign = Campaign.objects.get(slug=slug)
     run_ids = campaign_grading_queue(campaign=campaign, include_graded=include_graded)
@@ -51,11 +50,12 @@ def grade_campaign(*, slug: str, server: RubricJudgeProcess, concurrency: int,
     before = server.calls()
     started = time.perf_counter()
     for run_id in run_ids:
-        if not run_claim_for_grading(run_id=run_id, token=token):
+        part = round_take(run_id=run_id, token=token)
+        if part is None:
             raise RuntimeError(f"run {run_id} could not be claimed")
-        run = Run.objects.select_related("track__campaign").get(pk=run_id)
+        run = part.job.run
         run_started = time.perf_counter()
-        outcome = run_grading(run=run, token=token, judge=judge, queue_scoring=False)
+        outcome = part_grading(part=part, token=token, judge=judge, queue_scoring=False)
         report = outcome.report
         if not isinstance(report, RubricGradeReport):
             raise RuntimeError(f"{run.name} was not graded: {outcome.failure} "

@@ -18,7 +18,7 @@ from grading.models import (
 )
 from grading.selectors import runs_using
 from grading.work.dispatch import enqueue_scoring
-from grading.work.runs import enqueue_grading
+from grading.work.rounds import enqueue_grading
 
 # --- post-editing -----------------------------------------------------------------
 NOTE_REQUIRED = "a note saying why the label changes is required"

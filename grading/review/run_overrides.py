@@ -11,7 +11,7 @@ from django.db import transaction
 from grading.setup import official_model_name
 from grading.validation.services import grading_refusal
 from grading.work.dispatch import enqueue_scoring
-from grading.work.runs import enqueue_grading
+from grading.work.rounds import enqueue_grading
 from submissions.models import Run, RunAction, RunActionKind
 from submissions.overrides import OverrideRefused, run_action_record
 

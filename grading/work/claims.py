@@ -1,6 +1,5 @@
-"""Claims on grading work: the token and heartbeat a task holds while it grades a run or a
-chunk, re-asserted by every write (docs/operations.md, "Claims"). Apart from grading.work.runs
-so that every grading service can take one without importing the others."""
+"""Claims on grading work: the token and heartbeat a task holds on a part of a round while it
+grades it, re-asserted by every write (docs/operations.md, "Claims")."""
 
 from __future__ import annotations
 
@@ -8,13 +7,18 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from grading.judge import JudgeUnavailable
+from grading.models import GradingJob, GradingPart, PartStatus
 from grading.work.beating import Heartbeat
+from submissions.models import Run, RunStatus
 
 #: Seconds between a claim's heartbeats, at most: a quarter of GRADING_STALE_SECONDS when
 #: that is shorter (`beat_every`), so that a live grader never looks silent to the reaper.
@@ -26,23 +30,41 @@ def beat_every() -> float:
     return min(HEARTBEAT_EVERY, settings.GRADING_STALE_SECONDS / 4)
 
 
+def stale_before(now: datetime) -> datetime:
+    """The moment before which a heartbeat is silence (GRADING_STALE_SECONDS)."""
+    return now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
+
+
 class ClaimLost(Exception):
-    """The claim a task grades under is no longer its own: another task took the run (or
-    chunk) over, or the run was queued again and claimed by a new task. The task stops
-    and writes nothing more; its judgments are cached, where the new owner finds them."""
+    """The claim a task grades under is no longer its own: another task took the part over, or
+    the run was queued again (a new round) or failed. The task stops and writes nothing more;
+    its judgments are cached, where the new owner finds them."""
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A task's claim on grading work: `touch` is one conditional UPDATE that writes the beat and
-    says whether the claim holds, `hold` a write's transaction that starts with it, and `lost` is
-    set once a beat finds the claim gone."""
+    """A task's claim on a part of a round: `touch` writes the beat and says whether the claim
+    holds, `hold` is a write's transaction that starts with it, and `lost` is set once a beat
+    finds the claim gone."""
 
     token: str
+    part_id: int
+    job_id: int
+    round: str
     lost: threading.Event = field(default_factory=threading.Event, compare=False)
 
     def touch(self) -> bool:
-        raise NotImplementedError
+        now = timezone.now()
+        with transaction.atomic():
+            # The round's row first, as every write under a claim: one lock order.
+            if not GradingJob.objects.filter(pk=self.job_id, round=self.round).update(
+                    heartbeat=now):
+                return False
+            if GradingPart.objects.filter(pk=self.part_id, token=self.token,
+                                          status=PartStatus.GRADING).update(heartbeat=now):
+                return True
+            transaction.set_rollback(True)
+            return False
 
     def check(self) -> None:
         """`ClaimLost` if a beat found the claim gone (cheap: no query)."""
@@ -57,6 +79,34 @@ class Claim:
                 self.lost.set()
                 raise ClaimLost(self.token)
             yield
+
+
+def part_claim(*, part_id: int, token: str) -> GradingPart | None:
+    """Take a part for grading, once: the part (its job and run loaded), or None if another live
+    task holds it, it is graded, or its round is over. A redelivered task (same token) takes it
+    again, and any task once the holder's beat is GRADING_STALE_SECONDS old."""
+    now = timezone.now()
+    claimable = (Q(status=PartStatus.QUEUED) | Q(status=PartStatus.GRADING, token=token)
+                 | Q(status=PartStatus.GRADING, heartbeat__lt=stale_before(now)))
+    with transaction.atomic():
+        job = (GradingJob.objects.select_for_update(of=("self",))
+               .filter(parts__pk=part_id).exclude(round="").first())
+        if job is None:
+            return None
+        if not GradingPart.objects.filter(claimable, pk=part_id).update(
+                status=PartStatus.GRADING, token=token, heartbeat=now):
+            return None
+        if not Run.objects.filter(pk=job.run_id, status__in=RunStatus.IN_GRADING).current() \
+                .update(status=RunStatus.GRADING, failure_reason=""):
+            transaction.set_rollback(True)  # replaced by a newer version meanwhile
+            return None
+        GradingJob.objects.filter(pk=job.pk).update(heartbeat=now)
+    return GradingPart.objects.select_related("job__run__track__campaign").get(pk=part_id)
+
+
+def claim_of(part: GradingPart, *, token: str) -> Claim:
+    """The claim `token` holds on `part` (taken by `part_claim`)."""
+    return Claim(token=token, part_id=part.pk, job_id=part.job_id, round=part.job.round)
 
 
 @contextlib.contextmanager
@@ -94,9 +144,9 @@ class Ended(Generic[Report]):
 
 def claimed_work(work: Callable[[], Report], *, fail: Callable[[str], None],
                  may_retry: bool) -> Ended[Report]:
-    """Do grading `work` under a claim and record how it ended, for runs and chunks alike:
-    lost, the judge failed (`fail`, unless transient and `may_retry`), or an unexpected error
-    (recorded, naming only its type, and raised)."""
+    """Do grading `work` under a claim and record how it ended: lost, the judge failed (`fail`,
+    unless transient and `may_retry`), or an unexpected error (recorded, naming only its type,
+    and raised)."""
     try:
         return Ended(report=work())
     except ClaimLost:

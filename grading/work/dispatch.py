@@ -11,8 +11,7 @@ from celery import current_app
 
 from infrastructure.queueing import queue_on_commit
 
-GRADE_RUN = "grading.tasks.grade_run"
-GRADE_CHUNK = "grading.tasks.grade_chunk"
+GRADE_PART = "grading.tasks.grade_part"
 GRADE_TESTBANK_ITEMS = "grading.tasks.grade_testbank_items"
 GENERATE_TESTBANK = "grading.tasks.generate_testbank"
 #: Scoring's task (scoring.tasks registers it): grading imports nothing of scoring.
@@ -21,9 +20,6 @@ SCORE_CAMPAIGN = "scoring.tasks.score_campaign"
 #: What to do when grading could not be queued: the runs are QUEUED, and stay so.
 RUNS_STAY_QUEUED = ("The runs stay queued: ask for grading of the pending runs again once "
                     "the queue answers (or run `manage.py grade`).")
-#: What becomes of a run whose chunks could not be queued (the broker went down).
-CHUNKS_WAIT = ("The run stays in grading until its claim is GRADING_STALE_SECONDS old; "
-               "grading the pending runs again then takes it over.")
 GRADE_ALL_AGAIN = ("Once the queue answers, ask for grading again with the graded runs "
                    "included: that grades every current item.")
 SCORE_AGAIN = "Ask for scoring again once the queue answers."
@@ -39,26 +35,17 @@ def _send_on_commit(name: str, *, work: str, retry: str, **options: Any) -> str:
     return task_id
 
 
-def send_runs_grading(run_ids: list[int]) -> list[str]:
-    """A grading task per run (already QUEUED), sent on commit; the task ids."""
-    work = f"the grading of {len(run_ids)} run(s)"
-    return [_send_on_commit(GRADE_RUN, args=(run_id,), work=work, retry=RUNS_STAY_QUEUED)
-            for run_id in run_ids]
+def send_parts_grading(part_ids: list[int]) -> list[str]:
+    """A grading task per part of a round (already QUEUED), sent on commit; the task ids."""
+    work = f"the grading of {len(part_ids)} part(s) of runs"
+    return [_send_on_commit(GRADE_PART, args=(part_id,), work=work, retry=RUNS_STAY_QUEUED)
+            for part_id in part_ids]
 
 
-def send_run_regrading(run_id: int) -> str:
-    """The reaper's re-queue of a run whose worker went silent, sent on commit."""
-    return _send_on_commit(GRADE_RUN, args=(run_id,), retry=RUNS_STAY_QUEUED,
+def send_part_regrading(part_id: int) -> str:
+    """The reaper's new task for a part whose worker went silent or whose task was lost."""
+    return _send_on_commit(GRADE_PART, args=(part_id,), retry=RUNS_STAY_QUEUED,
                            work="the grading of a run whose worker went silent")
-
-
-def enqueue_chunk_grading(chunk_ids: list[int], *, queue: str | None = None) -> list[str]:
-    """A task per chunk (on `queue`, else the default one), sent on commit; the task ids."""
-    options = {"queue": queue} if queue else {}
-    work = f"the grading of {len(chunk_ids)} chunk(s) of a run"
-    return [_send_on_commit(GRADE_CHUNK, args=(chunk_id,), work=work, retry=CHUNKS_WAIT,
-                            **options)
-            for chunk_id in chunk_ids]
 
 
 def enqueue_testbank_items(campaign_id: int, item_ids: list[int]) -> str:

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from campaign.models import Campaign
-from grading.models import ChunkStatus, GradingChunk, WorkerHeartbeat
+from grading.models import GradingPart, PartStatus, WorkerHeartbeat
 from grading.selectors import GRADED_TRACK_KINDS
+from grading.work.claims import stale_before
 from submissions.models import Run, RunStatus
 
 #: What each state that is not an end waits for (a PR run ends VALID: it is never graded).
@@ -43,10 +44,12 @@ class RunInState:
     """A current run that has not reached an end, with how long it has been there."""
 
     run: Run
-    since: datetime  # when it entered its state; a GRADING run: its last heartbeat
+    since: datetime  # when it entered its state; in grading: its round's last sign of life
     age: timedelta
     waiting_for: str
     silent: bool  # QUEUED or GRADING with no sign of life for GRADING_STALE_SECONDS
+    heartbeat: datetime | None = None  # in grading: its round's last sign of life
+    requeues: int = 0  # how often the reaper queued its round's parts again
     chunks: str = ""  # a run graded in chunks: "2/5 chunks graded"
 
     @property
@@ -56,40 +59,45 @@ class RunInState:
 
 def runs_not_done(*, campaign: Campaign, now: datetime | None = None) -> list[RunInState]:
     """The campaign's current runs not at an end (INVALID, SCORED, FAILED, a PR run's VALID),
-    oldest in their state first; a GRADING run is dated by its last heartbeat."""
+    oldest in their state first; a run in grading is dated by its round's last sign of life."""
     now = now or timezone.now()
-    stale = now - timedelta(seconds=settings.GRADING_STALE_SECONDS)
+    stale = stale_before(now)
     waiting = (Q(status__in=[RunStatus.RECEIVED, RunStatus.QUEUED, RunStatus.GRADING,
                              RunStatus.GRADED])
                | Q(status=RunStatus.VALID, track__kind__in=GRADED_TRACK_KINDS))
     runs = (Run.objects.filter(waiting, track__campaign=campaign).current()
-            .select_related("team", "track"))
-    chunk_counts = _chunk_counts(runs)
+            .select_related("team", "track", "grading_job"))
+    parts = _parts_of_rounds(runs)
     rows = []
     for run in runs:
-        since = _since(run)
-        silent = (run.status in RunStatus.IN_GRADING
-                  and (run.grading_heartbeat is None or run.grading_heartbeat < stale))
-        rows.append(RunInState(run=run, since=since, age=max(now - since, timedelta(0)),
-                               waiting_for=WAITING_FOR[RunStatus(run.status)], silent=silent,
-                               chunks=chunk_counts.get((run.pk, run.grading_token), "")))
+        in_grading = run.status in RunStatus.IN_GRADING
+        job = getattr(run, "grading_job", None)
+        heartbeat = job.heartbeat if in_grading and job is not None else None
+        since = _since(run, heartbeat)
+        total, graded, requeues = parts.get(run.pk, (0, 0, 0))
+        rows.append(RunInState(
+            run=run, since=since, age=max(now - since, timedelta(0)),
+            waiting_for=WAITING_FOR[RunStatus(run.status)], heartbeat=heartbeat,
+            silent=in_grading and (heartbeat is None or heartbeat < stale), requeues=requeues,
+            chunks=f"{graded}/{total} chunks graded" if in_grading and total > 1 else ""))
     return sorted(rows, key=lambda row: (row.since, row.run.pk))
 
 
-def _since(run: Run) -> datetime:
-    if run.status in RunStatus.IN_GRADING and run.grading_heartbeat is not None:
-        return run.grading_heartbeat
+def _parts_of_rounds(runs: QuerySet[Run]) -> dict[int, tuple[int, int, int]]:
+    """By run: its round's parts, those graded, and the reaper's re-queues of them."""
+    rows = (GradingPart.objects.filter(job__run__in=runs).values("job__run_id")
+            .annotate(total=Count("pk"), requeues=Sum("requeues"),
+                      graded=Count("pk", filter=Q(status=PartStatus.GRADED))))
+    return {row["job__run_id"]: (row["total"], row["graded"], row["requeues"])
+            for row in rows}
+
+
+def _since(run: Run, heartbeat: datetime | None) -> datetime:
+    if heartbeat is not None:
+        return heartbeat
     if run.status == RunStatus.GRADED and run.graded_at is not None:
         return run.graded_at
     return run.created_at
-
-
-def _chunk_counts(runs: QuerySet[Run]) -> dict[tuple[int, str], str]:
-    counts = (GradingChunk.objects.filter(run__in=runs).values("run_id", "round")
-              .annotate(total=Count("pk"), graded=Count("pk", filter=Q(
-                  status=ChunkStatus.GRADED))))
-    return {(row["run_id"], row["round"]): f"{row['graded']}/{row['total']} chunks graded"
-            for row in counts}
 
 
 @dataclass(frozen=True)

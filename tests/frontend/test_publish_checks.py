@@ -12,12 +12,12 @@ from django.utils.html import escape
 
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation, PublishOverride
 from scoring.selectors import DOUBTFUL_NOT_REVIEWED
 from scoring.services import campaign_score
-from submissions.models import Run, RunStatus
+from submissions.models import Run
 from tests.grading.fixtures import SOFT_LANDING, confirm
+from tests.grading.rounds import round_graded
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas, signed_in
 
@@ -39,8 +39,7 @@ def empty_cache() -> Iterator[None]:
 
 def graded_and_scored(run: Run, judge: OpenAIJudge) -> list[Evaluation]:
     run_grade(run=run, judge=judge)
-    Run.objects.filter(pk=run.pk).update(status=RunStatus.GRADING)
-    run_grading_finish(run=run)
+    round_graded(run)
     return campaign_score(campaign=run.track.campaign)
 
 

@@ -14,9 +14,9 @@ from django.test import Client
 
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.services import campaign_score
 from submissions.models import Run
+from tests.grading.rounds import round_graded
 from tests.support import Personas, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -56,8 +56,7 @@ def test_a_published_leaderboard_says_in_the_campaigns_zone_when_the_public_sees
     personas: Personas, toy_ac_run: Run, judge: OpenAIJudge
 ) -> None:
     run_grade(run=toy_ac_run, judge=judge)
-    Run.objects.filter(pk=toy_ac_run.pk).update(status="grading")
-    run_grading_finish(run=toy_ac_run)
+    round_graded(toy_ac_run)
     campaign_score(campaign=personas.campaign)
     response = personas.client("organiser").post("/api/v1/campaigns/toy/leaderboards/ac/publish/")
     assert response.status_code == 200

@@ -17,11 +17,11 @@ from django.utils import timezone
 from frontend import plots
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.leaderboard import HsdPair
 from scoring.models import Evaluation
 from scoring.services import campaign_score
 from submissions.models import Run
+from tests.grading.rounds import round_graded
 from tests.support import Personas
 
 pytestmark = pytest.mark.django_db
@@ -44,8 +44,7 @@ def empty_cache() -> Iterator[None]:
 def scored(toy_ac_run: Run, judge: OpenAIJudge) -> list[Evaluation]:
     """The toy campaign graded as tests/data/toy/WASEDA-AC-1.marked says, and scored."""
     run_grade(run=toy_ac_run, judge=judge)
-    Run.objects.filter(pk=toy_ac_run.pk).update(status="grading")
-    run_grading_finish(run=toy_ac_run)
+    round_graded(toy_ac_run)
     return campaign_score(campaign=toy_ac_run.track.campaign)
 
 

@@ -12,9 +12,9 @@ from django.test import Client
 from pytest_django import DjangoCaptureOnCommitCallbacks
 
 from campaign.models import Track
-from grading.work.runs import run_claim_for_grading, run_grading_finish
 from submissions.models import FailureKind, QuotaGrant, Run, RunAction, RunStatus
 from submissions.overrides import ALREADY_WITHDRAWN, NOT_GRADED
+from tests.grading.rounds import round_failed
 from tests.support import Personas, Upload, example, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -157,8 +157,7 @@ def test_an_organiser_reruns_a_failed_run_through_the_api(
     personas: Personas, toy_ac_run: Run,
     django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
 ) -> None:
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
-    run_grading_finish(run=toy_ac_run, token="task-1", failure="worker went silent")
+    round_failed(toy_ac_run, "worker went silent")
     with django_capture_on_commit_callbacks(execute=False) as sent:
         response = api_override(personas, "organiser", toy_ac_run, "rerun")
 
@@ -192,8 +191,7 @@ def test_charge_and_refund_need_a_failed_run(personas: Personas, toy_ac_run: Run
     not_failed = api_override(personas, "organiser", toy_ac_run, "charge")
     assert not_failed.status_code == 409
 
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
-    run_grading_finish(run=toy_ac_run, token="task-1", failure="judge refused: 400")
+    round_failed(toy_ac_run, "judge refused: 400")
     charged = api_override(personas, "organiser", toy_ac_run, "charge")
     refunded = api_override(personas, "organiser", toy_ac_run, "refund")
 

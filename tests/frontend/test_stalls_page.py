@@ -10,10 +10,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from grading.models import WorkerHeartbeat
-from grading.work.runs import run_claim_for_grading, runs_mark_queued
+from grading.models import GradingJob, GradingPart, WorkerHeartbeat
+from grading.work.rounds import rounds_start
 from grading.work.workers import worker_heartbeat_record
 from submissions.models import Run, RunStatus
+from tests.grading.rounds import claimed_part
 from tests.support import Personas, forget_other_workers, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -50,12 +51,13 @@ def test_runs_not_done_are_listed_oldest_in_their_state_first_with_heartbeats_an
     queued = Run.objects.get(pk=toy_ac_run.pk)
     queued.pk, queued.name = None, "WASEDA-AC-2"
     queued.save()
-    runs_mark_queued(run_ids=[queued.pk])
-    Run.objects.filter(pk=queued.pk).update(grading_heartbeat=now - timedelta(hours=2),
-                                            grading_requeues=2)
+    rounds_start(run_ids=[queued.pk])
+    GradingJob.objects.filter(run=queued).update(heartbeat=now - timedelta(hours=2))
+    GradingPart.objects.filter(job__run=queued).update(heartbeat=now - timedelta(hours=2),
+                                                       requeues=2)
     # WASEDA-AC-1 is being graded; its worker last beat an hour ago (silent).
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="t")
-    Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=now - timedelta(hours=1))
+    claimed_part(toy_ac_run, token="t")
+    GradingJob.objects.filter(run=toy_ac_run).update(heartbeat=now - timedelta(hours=1))
     # Workers: one beating now, one that went quiet.
     worker_heartbeat_record(hostname="alive@host", queues=["celery", "grading", "scoring"],
                             started_at=now - timedelta(days=1))

@@ -12,7 +12,7 @@ from grading.models import Judgment, JudgmentEdit, JudgmentStatus
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.selectors import marked_run
-from grading.work.runs import campaign_grading_queue
+from grading.work.rounds import campaign_grading_queue
 from submissions.models import Run
 from tests.grading.scripted_server import ScriptedJudge
 from tests.support import Personas

@@ -56,9 +56,9 @@ def test_a_claims_heartbeat_still_notices_the_claim_lost_after_a_database_error(
     settings: SettingsWrapper,
 ) -> None:
     settings.GRADING_STALE_SECONDS = 0  # beats as often as a heartbeat ever does
-    claim = _FlakyClaim(token="task-1")
+    claim = _FlakyClaim(token="task-1", part_id=1, job_id=1, round="r1")
 
-    with claim_heartbeat(claim, name="heartbeat-run-1"):
+    with claim_heartbeat(claim, name="heartbeat-part-1"):
         assert claim.lost.wait(PATIENCE)  # the thread lived on to make the second beat
 
     assert len(claim.touched) >= 2

@@ -13,8 +13,8 @@ import django
 django.setup()
 from celery import current_app
 from grading.work import dispatch
-names = [dispatch.GRADE_RUN, dispatch.GRADE_CHUNK, dispatch.GRADE_TESTBANK_ITEMS,
-         dispatch.GENERATE_TESTBANK, dispatch.SCORE_CAMPAIGN]
+names = [dispatch.GRADE_PART, dispatch.GRADE_TESTBANK_ITEMS, dispatch.GENERATE_TESTBANK,
+         dispatch.SCORE_CAMPAIGN]
 print(sorted(name for name in names if name not in current_app.tasks))
 """
 

@@ -14,9 +14,9 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from grading.management.commands.grade import INTERRUPTED, TAKEN_OVER
-from grading.models import Judgment
-from grading.work.run_grading import GradingOutcome
-from grading.work.runs import campaign_grading_queue
+from grading.models import GradingPart, Judgment, PartStatus
+from grading.work.part_grading import GradingOutcome
+from grading.work.rounds import campaign_grading_queue
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import judge_from_marked_example
@@ -59,8 +59,8 @@ def test_a_run_taken_over_meanwhile_is_said_so_and_not_counted_failed(
     server, toy_ac_run: Run, monkeypatch
 ):
     monkeypatch.setattr("sys.stderr", io.StringIO())
-    monkeypatch.setattr("grading.management.commands.grade.run_grading",
-                        lambda *, run, **kwargs: GradingOutcome(run=run, lost=True))
+    monkeypatch.setattr("grading.management.commands.grade.part_grading",
+                        lambda *, part, **kwargs: GradingOutcome(part=part, lost=True))
     errors = io.StringIO()
 
     out = grade(server, toy_ac_run.track.campaign.slug, errors)
@@ -142,6 +142,6 @@ def test_a_grade_stopped_leaves_its_run_failed_for_the_next_one_not_held(
 
     run = Run.objects.get(pk=run_id)
     assert grading.returncode != 0
-    assert (run.status, run.grading_token, run.failure_reason) == (
-        RunStatus.FAILED, "", INTERRUPTED)
+    assert (run.status, run.failure_reason) == (RunStatus.FAILED, INTERRUPTED)
+    assert GradingPart.objects.get(job__run=run).status == PartStatus.FAILED
     assert campaign_grading_queue(campaign=run.track.campaign) == [run_id]

@@ -17,22 +17,26 @@ import pytest
 from celery.result import AsyncResult
 from django.db import transaction
 from django.utils import timezone
+from pytest_django import Settings as SettingsWrapper
 
 from grading.models import (
     AnswerEvaluation,
-    ChunkStatus,
-    GradingChunk,
+    GradingJob,
+    GradingPart,
     Judgment,
     NuggetEntailment,
+    PartStatus,
 )
 from grading.r2c2.pipeline import GradeReport, _link, run_grade
 from grading.selectors import marked_run
-from grading.tasks import grade_run
-from grading.work.run_grading import run_grading
-from grading.work.runs import run_claim_for_grading
+from grading.tasks import grade_part
+from grading.work.claims import part_claim
+from grading.work.part_grading import part_grading
+from grading.work.rounds import rounds_start
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
 from tests.grading.fixtures import asked_once, judge_from_marked_example, make_judge
 from tests.grading.link_race import PAUSED_AT_INSERT
+from tests.grading.rounds import queued_part
 from tests.grading.scripted_server import (
     ChatRequest,
     NoReply,
@@ -86,26 +90,31 @@ def test_a_grader_whose_run_was_taken_over_stops_without_linking_or_finishing(
         queue = f"slow-{os.getpid()}"
         stop_later.append(start_worker({**worker_env, "GRADER_BASE_URL": server.base_url},
                                        queues=queue, name="slow"))
-        slow = grade_run.apply_async(args=(run_id,), queue=queue)
+        part_id = queued_part(Run.objects.get(pk=run_id))
+        slow = grade_part.apply_async(args=(part_id,), queue=queue)
         assert judge.arrived.wait(timeout=PATIENCE), "the slow worker never judged"
-        # Its heartbeat is old; this process takes the run over. The row is locked, so
-        # the slow worker's heartbeat cannot slip between the two writes.
+        # Its heartbeat is old; this process takes the part over. The round's row is
+        # locked, so the slow worker's heartbeat cannot slip between the two writes.
         with transaction.atomic():
-            Run.objects.select_for_update().filter(pk=run_id).update(
-                grading_heartbeat=timezone.now() - timedelta(hours=1))
-            assert run_claim_for_grading(run_id=run_id, token="new-owner")
+            GradingJob.objects.select_for_update().filter(run_id=run_id).update(
+                heartbeat=timezone.now() - timedelta(hours=1))
+            GradingPart.objects.filter(pk=part_id).update(
+                heartbeat=timezone.now() - timedelta(hours=1))
+            taken = part_claim(part_id=part_id, token="new-owner")
+            assert taken is not None
         server.release(TAKEN_OVER)
 
         assert slow.get(timeout=PATIENCE) is None  # it stopped quietly ...
         run = Run.objects.get(pk=run_id)
-        assert (run.status, run.grading_token) == (RunStatus.GRADING, "new-owner")
+        assert (run.status, GradingPart.objects.get(pk=part_id).token) == (
+            RunStatus.GRADING, "new-owner")
         # ... having linked nothing: its entailment judgments are cached, no more.
         assert not NuggetEntailment.objects.exists() and not AnswerEvaluation.objects.exists()
         assert Judgment.objects.filter(kind="entailment").count() == 8
         assert not Judgment.objects.filter(kind="answer").exists()
 
-        outcome = run_grading(run=run, token="new-owner", judge=make_judge(server),
-                              queue_scoring=False)
+        outcome = part_grading(part=taken, token="new-owner", judge=make_judge(server),
+                               queue_scoring=False)
     assert isinstance(outcome.report, GradeReport)
     assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (0, 3)
     assert asked_once(judge.calls, judge.entailed)  # none judged twice
@@ -173,7 +182,7 @@ class ChunkGate(ScriptedJudge):
 
 def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
     personas: Personas, upload: Upload, worker_env: dict[str, str],
-    stop_later: list[subprocess.Popen[Any]],
+    stop_later: list[subprocess.Popen[Any]], settings: SettingsWrapper,
 ) -> None:
     run_id = upload_toy_ac_run(personas, upload)
     example = judge_from_marked_example()
@@ -183,19 +192,19 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
         **dict(NuggetRecord.objects.filter(run_id=run_id).values_list("text", "qid")),
         **dict(AnswerRecord.objects.filter(run_id=run_id).values_list("answer", "qid"))}
     with ScriptedServer(gate) as server:
-        # Chunks of at most three nuggets: D001 (3), D002 (2) and D003 (3) apart.
-        env = {**worker_env, "GRADER_BASE_URL": server.base_url, "GRADING_CHUNK_NUGGETS": "3"}
+        env = {**worker_env, "GRADER_BASE_URL": server.base_url}
         queue = f"pair-{os.getpid()}"
         for name in ("first", "second"):
             stop_later.append(start_worker(env, queues=f"{queue},celery,scoring", name=name))
-        planned: dict[str, Any] = grade_run.apply_async(args=(run_id,), queue=queue).get(
-            timeout=PATIENCE)
-        results: list[dict[str, Any]] = [AsyncResult(task).get(timeout=PATIENCE)
-                                         for task in planned["chunk_tasks"]]
+        # Chunks of at most three nuggets: D001 (3), D002 (2) and D003 (3) apart.
+        settings.GRADING_CHUNK_NUGGETS = 3
+        sent = [grade_part.apply_async(args=(part,), queue=queue)
+                for part in rounds_start(run_ids=[run_id])]
+        results: list[dict[str, Any]] = [task.get(timeout=PATIENCE) for task in sent]
 
-    chunks = list(GradingChunk.objects.filter(run_id=run_id).order_by("number"))
+    chunks = list(GradingPart.objects.filter(job__run_id=run_id).order_by("number"))
     assert [c.qids for c in chunks] == [["D001"], ["D002"], ["D003"]]
-    assert all(c.status == ChunkStatus.GRADED for c in chunks)
+    assert all(c.status == PartStatus.GRADED for c in chunks)
     assert len({c.graded_by for c in chunks}) == 2  # both workers took chunks
     [last] = [r for r in results if r["run_graded"]]  # one chunk ended the run
     AsyncResult(last["scoring_task"]).get(timeout=PATIENCE)
@@ -209,16 +218,22 @@ def test_two_workers_grade_one_run_in_chunks_as_one_worker_would(
     assert NuggetEntailment.objects.count() == 8 and AnswerEvaluation.objects.count() == 3
 
 
-def test_a_task_whose_run_was_graded_since_it_was_sent_does_nothing(
+def test_a_task_whose_round_was_replaced_or_graded_since_it_was_sent_does_nothing(
     personas: Personas, doubted: Run
 ) -> None:
-    """A batch of edits sends a task per edit; the first grading does all their work, and
-    the rest find the run graded: no grading, no scoring again."""
-    graded_at = timezone.now() - timedelta(minutes=5)
-    Run.objects.filter(pk=doubted.pk).update(status=RunStatus.GRADED, graded_at=graded_at)
+    """A batch of edits sends a task per edit, each edit a new round; the last round's task
+    does all their work, and the others find their part gone: no grading, no scoring."""
+    first = queued_part(doubted)
+    last = queued_part(doubted)
     judgments = Judgment.objects.count()
 
-    assert grade_run.apply(args=(doubted.pk,)).get() is None
+    assert grade_part.apply(args=(first,)).get() is None
+    assert Run.objects.get(pk=doubted.pk).status == RunStatus.QUEUED
+
+    graded_at = timezone.now() - timedelta(minutes=5)
+    GradingPart.objects.filter(pk=last).update(status=PartStatus.GRADED)
+    Run.objects.filter(pk=doubted.pk).update(status=RunStatus.GRADED, graded_at=graded_at)
+    assert grade_part.apply(args=(last,)).get() is None
 
     doubted.refresh_from_db()
     assert (doubted.status, doubted.graded_at) == (RunStatus.GRADED, graded_at)

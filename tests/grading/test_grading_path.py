@@ -1,4 +1,4 @@
-"""One grading path (`run_grading`) for the task and the command: the second judge and
+"""One grading path (`part_grading`) for the task and the command: the second judge and
 "score now" are decided there; and one edit path (`judgment_edit`) that queues its runs
 for re-grading itself, whoever calls it."""
 
@@ -14,15 +14,17 @@ from django.test import override_settings
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
-from grading.models import AnswerEvaluation, JudgeSlot, NuggetEntailment
+from grading.models import AnswerEvaluation, GradingPart, JudgeSlot, NuggetEntailment, PartStatus
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import GradeReport, run_grade
 from grading.review.edits import judgment_confirm, judgment_edit
-from grading.work.run_grading import run_grading
-from grading.work.runs import campaign_grading_queue, enqueue_grading, run_claim_for_grading
+from grading.work.claims import part_claim
+from grading.work.part_grading import part_grading
+from grading.work.rounds import campaign_grading_queue, enqueue_grading
 from scoring.models import Evaluation
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import ESA_LAUNCH, judge_from_marked_example, judgment_of
+from tests.grading.rounds import claimed_part, part_of
 from tests.grading.scripted_server import ScriptedServer
 from tests.support import Personas, Upload, example
 
@@ -31,22 +33,18 @@ pytestmark = pytest.mark.django_db
 Capture = Callable[..., Any]
 
 
-def claimed(run: Run, token: str = "task-1") -> Run:
-    assert run_claim_for_grading(run_id=run.pk, token=token)
-    return Run.objects.select_related("track__campaign").get(pk=run.pk)
-
-
 def test_a_graded_run_that_ends_the_round_queues_scoring(
     toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+        outcome = part_grading(part=claimed_part(toy_ac_run), token="task-1", judge=judge)
 
     assert isinstance(outcome.report, GradeReport) and outcome.failure is None
     assert (outcome.report.entailment_calls, outcome.report.answer_calls) == (8, 3)
     assert outcome.scoring_task is not None and len(queued) == 1
     toy_ac_run.refresh_from_db()
-    assert (toy_ac_run.status, toy_ac_run.grading_token) == (RunStatus.GRADED, "")
+    assert (toy_ac_run.status, part_of(toy_ac_run).status) == (RunStatus.GRADED,
+                                                               PartStatus.GRADED)
 
 
 def test_no_scoring_while_another_run_of_the_campaign_is_being_graded(
@@ -55,10 +53,10 @@ def test_no_scoring_while_another_run_of_the_campaign_is_being_graded(
 ) -> None:
     other = upload("participant_b", "KYOTO-AC-1", example("WASEDA-AC-1"), track="ac")
     assert other.status_code == 201, other.json()
-    claimed(Run.objects.get(pk=other.json()["id"]), token="task-2")
+    claimed_part(Run.objects.get(pk=other.json()["id"]), token="task-2")
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+        outcome = part_grading(part=claimed_part(toy_ac_run), token="task-1", judge=judge)
 
     assert outcome.report is not None and outcome.scoring_task is None and queued == []
 
@@ -67,7 +65,7 @@ def test_the_command_s_path_leaves_scoring_to_the_command(
     toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge,
+        outcome = part_grading(part=claimed_part(toy_ac_run), token="task-1", judge=judge,
                               queue_scoring=False)
     assert outcome.report is not None and outcome.scoring_task is None and queued == []
 
@@ -79,7 +77,7 @@ def test_the_tracks_second_judge_labels_the_run_beside_the_official_one(
     with ScriptedServer(second) as server:
         Track.objects.filter(pk=toy_ac_run.track_id).update(
             second_judge_base_url=server.base_url, second_judge_model="second-judge")
-        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+        outcome = part_grading(part=claimed_part(toy_ac_run), token="task-1", judge=judge)
 
     assert outcome.report is not None
     # Every nugget and answer has a label from each judge.
@@ -99,7 +97,7 @@ def test_a_second_judge_that_refuses_fails_the_run_and_is_named(
     with ScriptedServer(second) as server:
         Track.objects.filter(pk=toy_ac_run.track_id).update(
             second_judge_base_url=server.base_url, second_judge_model="second-judge")
-        outcome = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge,
+        outcome = part_grading(part=claimed_part(toy_ac_run), token="task-1", judge=judge,
                               may_retry=True)
 
     assert outcome.failure is not None and outcome.failure.permanent and not outcome.retry
@@ -113,7 +111,7 @@ def test_a_second_judge_that_refuses_fails_the_run_and_is_named(
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """The grading tasks sent to the broker (their arguments), instead of sending them."""
     calls: list[tuple[int, ...]] = []
-    monkeypatch.setattr("grading.tasks.grade_run.apply_async",
+    monkeypatch.setattr("grading.tasks.grade_part.apply_async",
                         lambda args, task_id: calls.append(tuple(args)))
     return calls
 
@@ -132,7 +130,7 @@ def test_an_edit_queues_its_runs_for_grading_once_it_commits(
     for callback in queued:
         callback()
 
-    assert sent == [(toy_ac_run.pk,)]
+    assert sent == [(part_of(toy_ac_run).pk,)]
 
 
 def test_a_confirmation_queues_them_too(
@@ -144,7 +142,7 @@ def test_a_confirmation_queues_them_too(
     with django_capture_on_commit_callbacks(execute=True):
         judgment_confirm(judgment=judgment_of(ESA_LAUNCH), user=personas.organiser)
 
-    assert sent == [(toy_ac_run.pk,)]
+    assert sent == [(part_of(toy_ac_run).pk,)]
 
 
 def status_of(run: Run) -> str:
@@ -163,8 +161,8 @@ def test_enqueuing_marks_the_current_ac_runs_queued_and_sends_their_tasks_on_com
     assert sent == []
     for callback in queued:
         callback()
-    assert sent == [(toy_ac_run.pk,), (pr_run.pk,)]  # the PR run's task finds nothing to do
-    assert not run_claim_for_grading(run_id=pr_run.pk, token="task-2")
+    assert sent == [(part_of(toy_ac_run).pk,)]  # a PR run is scored, never graded
+    assert not GradingPart.objects.filter(job__run=pr_run).exists()
 
 
 def test_grading_asked_for_through_the_api_queues_the_run(
@@ -175,9 +173,11 @@ def test_grading_asked_for_through_the_api_queues_the_run(
         response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
 
     assert response.status_code == 202, response.json()
-    assert sent == [(toy_ac_run.pk,)]
+    part = part_of(toy_ac_run)
+    assert sent == [(part.pk,)]
     assert status_of(toy_ac_run) == RunStatus.QUEUED
-    assert claimed(toy_ac_run).status == RunStatus.GRADING  # its task takes it
+    assert part_claim(part_id=part.pk, token="task-1") is not None  # its task takes it
+    assert status_of(toy_ac_run) == RunStatus.GRADING
 
 
 def test_the_round_ends_with_the_last_queued_run_not_before(
@@ -190,45 +190,53 @@ def test_the_round_ends_with_the_last_queued_run_not_before(
     enqueue_grading([toy_ac_run.pk, other.pk])
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        first = run_grading(run=claimed(toy_ac_run), token="task-1", judge=judge)
+        first = part_grading(part=taken(toy_ac_run, "task-1"), token="task-1", judge=judge)
     # KYOTO-AC-1 is QUEUED, not yet GRADING: the round is not over.
     assert first.report is not None and first.scoring_task is None and queued == []
     assert status_of(other) == RunStatus.QUEUED
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        last = run_grading(run=claimed(other, token="task-2"), token="task-2", judge=judge)
+        last = part_grading(part=taken(other, "task-2"), token="task-2", judge=judge)
     assert last.scoring_task is not None and len(queued) == 1
 
 
-def test_a_run_queued_again_while_graded_is_graded_again_and_its_first_grader_records_nothing(
+def taken(run: Run, token: str) -> GradingPart:
+    """The part of the run's round, claimed by its task `token`."""
+    part = part_claim(part_id=part_of(run).pk, token=token)
+    assert part is not None
+    return part
+
+
+def test_a_run_queued_again_while_graded_is_graded_again_and_its_first_grader_stops(
     toy_ac_run: Run, judge: OpenAIJudge, django_capture_on_commit_callbacks: Capture,
     sent: list[tuple[int, ...]],
 ) -> None:
-    run = claimed(toy_ac_run, token="task-1")
-    enqueue_grading([run.pk])  # say, an organiser's edit while task-1 works
+    part = claimed_part(toy_ac_run, token="task-1")
+    enqueue_grading([toy_ac_run.pk])  # say, an organiser's edit while task-1 works
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        first = run_grading(run=run, token="task-1", judge=judge)
-    assert first.report is not None and first.scoring_task is None and queued == []
-    assert status_of(run) == RunStatus.QUEUED  # left for the task queued with the edit
+        first = part_grading(part=part, token="task-1", judge=judge)
+    assert first.lost and first.report is None and queued == []
+    assert status_of(toy_ac_run) == RunStatus.QUEUED  # left for the task queued with the edit
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        again = run_grading(run=claimed(run, token="task-2"), token="task-2", judge=judge)
+        again = part_grading(part=taken(toy_ac_run, "task-2"), token="task-2", judge=judge)
     assert again.scoring_task is not None and len(queued) == 1
-    assert status_of(run) == RunStatus.GRADED
+    assert status_of(toy_ac_run) == RunStatus.GRADED
 
 
-def test_a_finish_whose_run_was_taken_over_records_nothing(
+def test_a_finish_whose_part_was_taken_over_records_nothing(
     toy_ac_run: Run, judge: OpenAIJudge, settings: SettingsWrapper,
 ) -> None:
-    run = claimed(toy_ac_run, token="task-1")
+    part = claimed_part(toy_ac_run, token="task-1")
     settings.GRADING_STALE_SECONDS = -1  # task-1 looks dead to everyone
-    run = claimed(run, token="task-2")
+    taken(toy_ac_run, "task-2")
 
-    run_grading(run=run, token="task-1", judge=judge, queue_scoring=False)
+    assert part_grading(part=part, token="task-1", judge=judge, queue_scoring=False).lost
 
-    run.refresh_from_db()
-    assert (run.status, run.grading_token) == (RunStatus.GRADING, "task-2")
+    now = part_of(toy_ac_run)
+    assert (status_of(toy_ac_run), now.status, now.token) == (
+        RunStatus.GRADING, PartStatus.GRADING, "task-2")
 
 
 def test_a_queued_run_whose_task_was_lost_is_graded_by_the_command(

@@ -17,8 +17,9 @@ from django.utils.html import escape
 from grading.judge import JudgeUnavailable
 from grading.llm.calls import JudgeConfig
 from grading.openai_judge import OpenAIJudge
-from grading.tasks import grade_run
+from grading.tasks import grade_part
 from submissions.models import Run, RunStatus
+from tests.grading.rounds import queued_part
 from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer, Status
 from tests.support import Personas, signed_in
 
@@ -64,7 +65,7 @@ def test_a_refusing_judge_fails_the_task_at_once_and_says_why(
     personas: Personas, toy_ac_run: Run, refusal: str
 ) -> None:
     with refusing_judge(refusal) as fake, grader_at(fake):
-        result = grade_run.apply(args=(toy_ac_run.pk,))
+        result = grade_part.apply(args=(queued_part(toy_ac_run),))
 
     # One request per input and no retry, neither by the client nor by the task (an
     # eager task retries at once: a retry would show here as more requests).
@@ -91,10 +92,10 @@ def test_a_transient_failure_is_retried_by_the_task_then_fails_with_its_reason(
     with ScriptedServer([Status(500, "the GPU fell over")]) as fake:
         # The client's own retries off, so each task attempt asks once per input.
         judge = OpenAIJudge(JudgeConfig(base_url=fake.base_url, model=MODEL, max_retries=0))
-        monkeypatch.setattr("grading.work.run_grading.official_judge", lambda campaign=None: judge)
-        result = grade_run.apply(args=(toy_ac_run.pk,))
+        monkeypatch.setattr("grading.work.part_grading.official_judge", lambda campaign=None: judge)
+        result = grade_part.apply(args=(queued_part(toy_ac_run),))
 
-    assert grade_run.max_retries == 5
+    assert grade_part.max_retries == 5
     assert len(fake.requests) == ASKED * 6  # the first attempt and five retries
     assert result.state == "FAILURE" and isinstance(result.result, JudgeUnavailable)
     assert not result.result.permanent

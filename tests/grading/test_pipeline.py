@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import threading
-from datetime import datetime, timedelta
-from types import SimpleNamespace
 
 import pytest
-from django.utils import timezone
-from pytest_django import Settings as SettingsWrapper
 
 from grading.judge import JudgeUnavailable
 from grading.llm.subtasks import SUBTASKS
 from grading.models import Judgment, JudgmentStatus, NuggetEntailment
 from grading.r2c2.pipeline import run_grade
 from grading.selectors import grading_progress, marked_run
-from grading.work.runs import campaign_grading_queue, run_claim_for_grading, run_grading_heartbeat
 from submissions.formats.marked_ac_run import write_marked_ac_run
-from submissions.models import Run, RunStatus
+from submissions.models import Run
 from tests.grading.fixtures import GIVES_UP_AFTER, make_judge
 from tests.grading.scripted_server import SURE, ScriptedJudge, ScriptedServer
 from tests.grading.scripted_server.judge import raw_probability
@@ -177,30 +171,6 @@ def test_a_judge_that_goes_down_mid_run_loses_and_duplicates_nothing(
     assert marked_text(toy_ac_run) == example("WASEDA-AC-1.marked")
 
 
-def test_a_run_is_claimed_once_but_its_own_redelivered_task_may_take_it_again(
-    toy_ac_run: Run,
-) -> None:
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
-    assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")  # redelivery
-    toy_ac_run.refresh_from_db()
-    assert toy_ac_run.status == RunStatus.GRADING
-
-
-def test_a_claim_whose_heartbeat_went_silent_may_be_taken_over(
-    toy_ac_run: Run, settings: SettingsWrapper
-) -> None:
-    settings.GRADING_STALE_SECONDS = 60
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
-    Run.objects.filter(pk=toy_ac_run.pk).update(
-        grading_heartbeat=timezone.now() - timedelta(seconds=59))
-    assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")
-    Run.objects.filter(pk=toy_ac_run.pk).update(
-        grading_heartbeat=timezone.now() - timedelta(seconds=61))
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")
-    assert campaign_grading_queue(campaign=toy_ac_run.track.campaign) == []  # task-2 is alive
-
-
 def test_the_judge_never_sees_more_requests_at_once_than_its_concurrency(
     toy_ac_run: Run, server: ScriptedServer
 ) -> None:
@@ -220,26 +190,3 @@ def test_progress_counts_judgments_per_run(toy_ac_run: Run, judge: object,
     assert (after.done, after.total, after.needs_review) == (11, 11, 0)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_grading_task_keeps_its_claim_alive_while_it_works(
-    toy_ac_run: Run, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("grading.work.claims.HEARTBEAT_EVERY", 0.02)
-    # The heartbeat thread reads the clock to write a beat: that tells the test one is
-    # under way, and leaving the block joins the thread, so the beat is then stored.
-    beating = threading.Event()
-
-    def now() -> datetime:
-        if threading.current_thread().name.startswith("heartbeat-run-"):
-            beating.set()
-        return timezone.now()
-
-    monkeypatch.setattr("grading.work.runs.timezone", SimpleNamespace(now=now))
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="task-1")
-    old = timezone.now() - timedelta(hours=1)
-    Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=old)
-    with run_grading_heartbeat(run=toy_ac_run, token="task-1"):
-        assert beating.wait(timeout=60), "no heartbeat"
-    beat = Run.objects.get(pk=toy_ac_run.pk).grading_heartbeat
-    assert beat is not None and beat > old
-    assert not run_claim_for_grading(run_id=toy_ac_run.pk, token="task-2")

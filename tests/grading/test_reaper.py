@@ -13,20 +13,14 @@ from django.utils import timezone
 from django.utils.html import escape
 from pytest_django import Settings as SettingsWrapper
 
-from grading.models import ChunkStatus, GradingChunk, WorkerHeartbeat
-from grading.tasks import grade_chunk, grade_run
-from grading.work.chunks import chunk_claim
+from grading.models import GradingJob, GradingPart, PartStatus, WorkerHeartbeat
+from grading.tasks import grade_part
+from grading.work.claims import claim_of, part_claim
 from grading.work.reaper import grading_reap
-from grading.work.run_grading import run_grading
-from grading.work.runs import (
-    FAILED_WITHOUT_MESSAGE,
-    RunClaim,
-    run_claim_for_grading,
-    run_grading_finish,
-    runs_mark_queued,
-)
+from grading.work.rounds import FAILED_WITHOUT_MESSAGE, part_fail, rounds_start
 from grading.work.workers import worker_heartbeat_record, worker_heartbeat_stopped
 from submissions.models import Run, RunStatus
+from tests.grading.rounds import claimed_part, part_of
 from tests.support import Personas, forget_other_workers, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -43,18 +37,23 @@ def limits(settings: SettingsWrapper, db: None) -> None:
     forget_other_workers()
 
 
-def sent(callbacks: list[Any], task: Any) -> list[tuple[Any, ...]]:
-    """The arguments of the tasks of kind `task` sent on commit."""
+def sent(callbacks: list[Any]) -> list[tuple[Any, ...]]:
+    """The arguments of the grading tasks sent on commit."""
     return [callback.keywords["args"] for callback in callbacks
-            if callback.func == task.apply_async]
+            if callback.func == grade_part.apply_async]
 
 
-def silent_claim(run: Run, token: str = "dead-worker", *, requeues: int = 0) -> Run:
-    """`run` claimed by a task whose worker died an hour ago."""
-    assert run_claim_for_grading(run_id=run.pk, token=token)
-    Run.objects.filter(pk=run.pk).update(grading_heartbeat=timezone.now() - LONG_AGO,
-                                         grading_requeues=requeues)
-    return Run.objects.get(pk=run.pk)
+def gone_quiet(part: GradingPart, *, requeues: int = 0) -> GradingPart:
+    """`part`, and its round, with no sign of life for an hour."""
+    GradingJob.objects.filter(pk=part.job_id).update(heartbeat=timezone.now() - LONG_AGO)
+    GradingPart.objects.filter(pk=part.pk).update(heartbeat=timezone.now() - LONG_AGO,
+                                                  requeues=requeues)
+    return GradingPart.objects.select_related("job__run").get(pk=part.pk)
+
+
+def silent_claim(run: Run, token: str = "dead-worker", *, requeues: int = 0) -> GradingPart:
+    """`run`'s round claimed by a task whose worker died an hour ago."""
+    return gone_quiet(claimed_part(run, token), requeues=requeues)
 
 
 def listening_worker(*, queues: str = "celery,grading,scoring") -> None:
@@ -73,21 +72,22 @@ def reap(capture: Capture) -> tuple[Any, list[Any]]:
 def test_a_run_whose_worker_went_silent_is_queued_again_with_a_new_task(
     toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    silent_claim(toy_ac_run)
+    part = silent_claim(toy_ac_run)
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
-    assert report.requeued_runs == [toy_ac_run.pk]
-    assert sent(callbacks, grade_run) == [(toy_ac_run.pk,)]
-    run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_token, run.grading_requeues) == (RunStatus.QUEUED, "", 1)
+    assert report.requeued == [part.pk]
+    assert sent(callbacks) == [(part.pk,)]
+    now = part_of(toy_ac_run)
+    assert (now.status, now.token, now.requeues) == (PartStatus.QUEUED, "", 1)
+    assert Run.objects.get(pk=toy_ac_run.pk).status == RunStatus.QUEUED
     # Its grader, were it only frozen, finds its claim gone at its next beat and stops.
-    assert not RunClaim(token="dead-worker", run_id=run.pk).touch()
+    assert not claim_of(part, token="dead-worker").touch()
 
 
 def test_a_run_whose_worker_beats_is_left_alone(
     toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="live-worker")
+    claimed_part(toy_ac_run, "live-worker")
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
     assert not report.changed and callbacks == []
@@ -97,48 +97,47 @@ def test_a_run_whose_worker_beats_is_left_alone(
 def test_two_reapers_re_queue_a_silent_run_once(
     toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    silent_claim(toy_ac_run)
+    part = silent_claim(toy_ac_run)
     first, first_sent = reap(django_capture_on_commit_callbacks)
     second, second_sent = reap(django_capture_on_commit_callbacks)
 
-    assert first.requeued_runs == [toy_ac_run.pk] and len(first_sent) == 1
+    assert first.requeued == [part.pk] and len(first_sent) == 1
     assert not second.changed and second_sent == []
-    assert Run.objects.get(pk=toy_ac_run.pk).grading_requeues == 1
+    assert part_of(toy_ac_run).requeues == 1
 
 
 def test_a_reaper_that_read_a_silent_run_writes_nothing_once_its_worker_beats(
     toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    silent_claim(toy_ac_run)
+    part = silent_claim(toy_ac_run)
     # The worker beats between the reaper's read and its write.
     import grading.work.reaper as reaper
 
-    requeue = reaper._requeue_run
+    requeue = reaper._requeue
 
     def beat_first(*args: Any, **kwargs: Any) -> bool:
-        assert RunClaim(token="dead-worker", run_id=toy_ac_run.pk).touch()
+        assert claim_of(part, token="dead-worker").touch()
         return requeue(*args, **kwargs)
 
-    monkeypatch.setattr(reaper, "_requeue_run", beat_first)
+    monkeypatch.setattr(reaper, "_requeue", beat_first)
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
     assert not report.changed and callbacks == []
-    run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_token, run.grading_requeues) == (
-        RunStatus.GRADING, "dead-worker", 0)
+    now = part_of(toy_ac_run)
+    assert (now.status, now.token, now.requeues) == (PartStatus.GRADING, "dead-worker", 0)
+    assert Run.objects.get(pk=toy_ac_run.pk).status == RunStatus.GRADING
 
 
 def test_after_the_limit_the_run_fails_and_says_why_to_its_team(
     toy_ac_run: Run, personas: Personas, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    heartbeat = silent_claim(toy_ac_run, requeues=3).grading_heartbeat
-    assert heartbeat is not None
+    heartbeat = silent_claim(toy_ac_run, requeues=3).heartbeat
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
     assert report.failed_runs == [toy_ac_run.pk] and callbacks == []
     run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_requeues) == (RunStatus.FAILED, 3)
+    assert (run.status, part_of(toy_ac_run).requeues) == (RunStatus.FAILED, 3)
     assert run.failure_reason.startswith(
         "its worker went silent 4 times: grading was re-queued 3 time(s) "
         "(GRADING_MAX_REQUEUES)")
@@ -152,38 +151,36 @@ def test_after_the_limit_the_run_fails_and_says_why_to_its_team(
 
 def test_a_person_asking_for_grading_again_starts_the_count_again(toy_ac_run: Run) -> None:
     silent_claim(toy_ac_run, requeues=3)
-    assert runs_mark_queued(run_ids=[toy_ac_run.pk]) == 1
+    assert len(rounds_start(run_ids=[toy_ac_run.pk])) == 1
     run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_requeues) == (RunStatus.QUEUED, 0)
+    assert (run.status, part_of(toy_ac_run).requeues) == (RunStatus.QUEUED, 0)
 
 
 def test_a_failure_that_came_without_a_message_still_says_why(toy_ac_run: Run) -> None:
-    assert run_claim_for_grading(run_id=toy_ac_run.pk, token="t")
-    run_grading_finish(run=toy_ac_run, token="t", failure=" ")
+    assert part_fail(part=claimed_part(toy_ac_run, "t"), token="t", reason=" ")
     run = Run.objects.get(pk=toy_ac_run.pk)
     assert (run.status, run.failure_reason) == (RunStatus.FAILED, FAILED_WITHOUT_MESSAGE)
 
 
 # --- a queued run whose task was lost ---------------------------------------------------------
-def queued_long_ago(run: Run, *, requeues: int = 0) -> None:
-    runs_mark_queued(run_ids=[run.pk])
-    Run.objects.filter(pk=run.pk).update(grading_heartbeat=timezone.now() - LONG_AGO,
-                                         grading_requeues=requeues)
+def queued_long_ago(run: Run, *, requeues: int = 0) -> GradingPart:
+    [part] = rounds_start(run_ids=[run.pk])
+    return gone_quiet(GradingPart.objects.get(pk=part), requeues=requeues)
 
 
 def test_a_queued_run_is_sent_again_when_idle_workers_never_took_it(
     toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    queued_long_ago(toy_ac_run)
+    part = queued_long_ago(toy_ac_run)
     listening_worker()
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
-    assert report.resent_runs == [toy_ac_run.pk]
-    assert sent(callbacks, grade_run) == [(toy_ac_run.pk,)]
-    run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_requeues) == (RunStatus.QUEUED, 1)
-    assert run.grading_heartbeat is not None
-    assert run.grading_heartbeat > timezone.now() - timedelta(minutes=1)  # queued anew
+    assert report.resent == [part.pk]
+    assert sent(callbacks) == [(part.pk,)]
+    now = part_of(toy_ac_run)
+    assert (now.status, now.requeues) == (PartStatus.QUEUED, 1)
+    assert Run.objects.get(pk=toy_ac_run.pk).status == RunStatus.QUEUED
+    assert now.heartbeat > timezone.now() - timedelta(minutes=1)  # queued anew
 
 
 def test_a_queued_run_waiting_behind_busy_workers_is_not_sent_again(
@@ -195,11 +192,11 @@ def test_a_queued_run_waiting_behind_busy_workers_is_not_sent_again(
     other = Run.objects.get(pk=toy_ac_run.pk)
     other.pk, other.name, other.is_current = None, "WASEDA-AC-2", True
     other.save()
-    assert run_claim_for_grading(run_id=other.pk, token="busy-worker")
+    claimed_part(other, "busy-worker")
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
     assert not report.changed and callbacks == []
-    assert Run.objects.get(pk=toy_ac_run.pk).grading_requeues == 0
+    assert part_of(toy_ac_run).requeues == 0
 
 
 @pytest.mark.parametrize("workers", ["none", "stopped", "not on the grading queue"])
@@ -243,66 +240,63 @@ def test_a_queued_run_whose_task_keeps_being_lost_fails_and_says_so(
 
 
 # --- chunks of a large run --------------------------------------------------------------------
-def split_run(run: Run, capture: Capture) -> list[GradingChunk]:
-    """The toy run claimed by task "round-1" and split into three chunks (one question each)."""
-    assert run_claim_for_grading(run_id=run.pk, token="round-1")
-    with capture(execute=False):
-        run_grading(run=Run.objects.get(pk=run.pk), token="round-1", split_above=3)
-    return list(GradingChunk.objects.filter(run=run).order_by("number"))
+def split_run(run: Run, settings: SettingsWrapper) -> list[GradingPart]:
+    """The toy run's round in three chunks (one question each), QUEUED."""
+    settings.GRADING_CHUNK_NUGGETS = 3
+    rounds_start(run_ids=[run.pk])
+    return list(GradingPart.objects.filter(job__run=run).order_by("number"))
 
 
-def silent_chunk(chunk: GradingChunk, *, requeues: int = 0) -> None:
-    assert chunk_claim(chunk_id=chunk.pk, token="dead-chunk-worker") is not None
-    GradingChunk.objects.filter(pk=chunk.pk).update(heartbeat=timezone.now() - LONG_AGO,
-                                                    requeues=requeues)
+def silent_chunk(chunk: GradingPart, *, requeues: int = 0) -> GradingPart:
+    assert part_claim(part_id=chunk.pk, token="dead-chunk-worker") is not None
+    return gone_quiet(chunk, requeues=requeues)
 
 
 def test_a_silent_chunk_is_queued_again_and_its_run_keeps_its_round(
-    toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
+    toy_ac_run: Run, settings: SettingsWrapper, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    first, *_ = split_run(toy_ac_run, django_capture_on_commit_callbacks)
+    first, second, _ = split_run(toy_ac_run, settings)
+    assert part_claim(part_id=second.pk, token="live-chunk-worker") is not None
     silent_chunk(first)
-    # The run's own heartbeat is as old: its round is judged by its chunks' claims.
-    Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=timezone.now() - LONG_AGO)
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
-    assert report.requeued_chunks == [first.pk] and report.requeued_runs == []
-    assert sent(callbacks, grade_chunk) == [(first.pk,)]
+    assert report.requeued == [first.pk]
+    assert sent(callbacks) == [(first.pk,)]
     first.refresh_from_db()
-    assert (first.status, first.token, first.requeues) == (ChunkStatus.QUEUED, "", 1)
-    run = Run.objects.get(pk=toy_ac_run.pk)
-    assert (run.status, run.grading_token) == (RunStatus.GRADING, "round-1")
-    assert chunk_claim(chunk_id=first.pk, token="new-task") is not None  # the new task takes it
+    assert (first.status, first.token, first.requeues) == (PartStatus.QUEUED, "", 1)
+    # The other chunk still grades: the run stays GRADING, in the same round.
+    assert Run.objects.get(pk=toy_ac_run.pk).status == RunStatus.GRADING
+    assert part_of(toy_ac_run, 2).token == "live-chunk-worker"
+    assert part_claim(part_id=first.pk, token="new-task") is not None  # the new task takes it
 
 
 def test_a_chunk_silent_past_the_limit_fails_with_its_run_naming_the_chunk(
-    toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
+    toy_ac_run: Run, settings: SettingsWrapper, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    _, second, _ = split_run(toy_ac_run, django_capture_on_commit_callbacks)
+    _, second, third = split_run(toy_ac_run, settings)
     silent_chunk(second, requeues=3)
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
-    assert report.failed_chunks == [second.pk] and callbacks == []
+    assert report.failed == [second.pk] and callbacks == []
     second.refresh_from_db()
-    assert second.status == ChunkStatus.FAILED
+    assert second.status == PartStatus.FAILED
     run = Run.objects.get(pk=toy_ac_run.pk)
     assert run.status == RunStatus.FAILED
     assert run.failure_reason.startswith(
         "chunk 2 of 3 (questions D002 to D002): its worker went silent 4 times")
+    assert part_claim(part_id=third.pk, token="late-task") is None  # the round is over
 
 
 def test_a_queued_chunk_whose_task_was_lost_is_sent_again(
-    toy_ac_run: Run, django_capture_on_commit_callbacks: Capture,
+    toy_ac_run: Run, settings: SettingsWrapper, django_capture_on_commit_callbacks: Capture,
 ) -> None:
-    chunks = split_run(toy_ac_run, django_capture_on_commit_callbacks)
-    GradingChunk.objects.filter(run=toy_ac_run).update(heartbeat=timezone.now() - LONG_AGO)
-    Run.objects.filter(pk=toy_ac_run.pk).update(grading_heartbeat=timezone.now() - LONG_AGO)
+    chunks = [gone_quiet(chunk) for chunk in split_run(toy_ac_run, settings)]
     listening_worker()
     report, callbacks = reap(django_capture_on_commit_callbacks)
 
-    assert sorted(report.resent_chunks) == [c.pk for c in chunks]
-    assert sorted(sent(callbacks, grade_chunk)) == [(c.pk,) for c in chunks]
-    assert report.requeued_runs == [] and report.resent_runs == []
+    assert sorted(report.resent) == [c.pk for c in chunks]
+    assert sorted(sent(callbacks)) == [(c.pk,) for c in chunks]
+    assert report.requeued == [] and report.failed_runs == []
 
 
 # --- the workers' heartbeats -------------------------------------------------------------------

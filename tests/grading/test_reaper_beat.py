@@ -23,10 +23,16 @@ import pytest
 from django.utils import timezone
 from django.utils.html import escape
 
-from grading.models import AnswerEvaluation, Judgment, NuggetEntailment, WorkerHeartbeat
+from grading.models import (
+    AnswerEvaluation,
+    GradingPart,
+    Judgment,
+    NuggetEntailment,
+    WorkerHeartbeat,
+)
 from grading.selectors import marked_run
-from grading.tasks import grade_run
-from grading.work.runs import runs_mark_queued
+from grading.tasks import grade_part
+from grading.work.rounds import rounds_start
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import asked_once, judge_from_marked_example
 from tests.grading.scripted_server import ScriptedJudge, ScriptedServer
@@ -78,10 +84,15 @@ def run_of(run_id: int) -> Run:
     return Run.objects.get(pk=run_id)
 
 
+def part_of(run_id: int) -> GradingPart:
+    """The one part of the run's round."""
+    return GradingPart.objects.get(job__run_id=run_id)
+
+
 def send_grading(run_id: int) -> None:
     """What the organisers' "grade" does, to this test's grading queue."""
-    runs_mark_queued(run_ids=[run_id])
-    grade_run.apply_async(args=(run_id,), queue=GRADING_QUEUE)
+    for part in rounds_start(run_ids=[run_id]):
+        grade_part.apply_async(args=(part,), queue=GRADING_QUEUE)
 
 
 def test_beat_re_queues_a_run_whose_worker_died_and_a_live_worker_grades_it_unasked(
@@ -113,7 +124,7 @@ def test_beat_re_queues_a_run_whose_worker_died_and_a_live_worker_grades_it_unas
         wait_until(lambda: run_of(run_id).status == RunStatus.SCORED, "the run to be scored")
 
     run = run_of(run_id)
-    assert (run.grading_requeues, run.failure_reason) == (1, "")
+    assert (part_of(run_id).requeues, run.failure_reason) == (1, "")
     marks = "".join(m.mark for b in marked_run(run=run) for m in b.marked.nuggets)
     assert marks == TOY_MARKS
     # The dead worker's entailments were kept: none judged twice, nothing duplicated.
@@ -146,7 +157,7 @@ def test_beat_fails_a_run_whose_workers_keep_dying_and_says_why(
             run = run_of(run_id)
             if run.status == RunStatus.FAILED:
                 return True
-            return (run.status == RunStatus.GRADING and run.grading_token not in killed
+            return (run.status == RunStatus.GRADING and part_of(run_id).token not in killed
                     and judge.answer_arrived.is_set())
 
         while run_of(run_id).status != RunStatus.FAILED:
@@ -155,7 +166,7 @@ def test_beat_fails_a_run_whose_workers_keep_dying_and_says_why(
                                   name=f"doomed{len(killed)}")
             stop_later.append(worker)
             wait_until(claimed_anew_or_failed, "a new worker to claim the run")
-            token = run_of(run_id).grading_token
+            token = part_of(run_id).token
             judge.answer_arrived.clear()
             worker.send_signal(signal.SIGKILL)  # its heartbeat stops with it
             worker.wait(timeout=30)
@@ -165,7 +176,7 @@ def test_beat_fails_a_run_whose_workers_keep_dying_and_says_why(
                        "the reaper to re-queue or fail the run")
 
     run = run_of(run_id)
-    assert run.status == RunStatus.FAILED and run.grading_requeues == MAX_REQUEUES
+    assert run.status == RunStatus.FAILED and part_of(run_id).requeues == MAX_REQUEUES
     assert run.failure_reason.startswith(
         f"its worker went silent {MAX_REQUEUES + 1} times: grading was re-queued "
         f"{MAX_REQUEUES} time(s) (GRADING_MAX_REQUEUES)")

@@ -28,17 +28,19 @@ from campaign import testbank
 from campaign.models import TestBankItem, Track
 from grading.judge import JudgeUnavailable
 from grading.llm.schemas import RUBRIC_SCHEMA_NAME
-from grading.models import Judgment, JudgmentKind, PassageItemGrade
+from grading.models import GradingPart, Judgment, JudgmentKind, PartStatus, PassageItemGrade
 from grading.review.edits import judgment_edit
 from grading.review.queue import doubt_counts, official_judgments
 from grading.rubric import drafting as testbank_generation
 from grading.rubric.grades import RubricGradeReport, rubric_run_grade
 from grading.selectors import grading_progress
-from grading.tasks import grade_run, grade_testbank_items
-from grading.work.run_grading import run_grading
-from grading.work.runs import campaign_grading_queue, run_claim_for_grading, runs_mark_queued
+from grading.tasks import grade_part, grade_testbank_items
+from grading.work.claims import part_claim
+from grading.work.part_grading import part_grading
+from grading.work.rounds import campaign_grading_queue, rounds_start
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import make_judge
+from tests.grading.rounds import claimed_part, part_of, queued_part
 from tests.grading.rubric_support import (
     MODEL,
     SLUG,
@@ -100,11 +102,6 @@ def server(scripted: ScriptedRubric) -> Iterator[ScriptedServer[ScriptedRubric]]
         yield running
 
 
-def claimed(run: Run, token: str = "task-1") -> Run:
-    assert run_claim_for_grading(run_id=run.pk, token=token)
-    return Run.objects.select_related("track__campaign").get(pk=run.pk)
-
-
 def listed(personas: Personas, **query: str) -> list[dict[str, Any]]:
     response = personas.client("organiser").get(JUDGMENTS, {"page_size": "100", **query})
     assert response.status_code == 200, response.json()
@@ -164,7 +161,7 @@ class TestTheGradingPath:
         ids = sorted(run.pk for run in runs.values())
 
         assert campaign_grading_queue(campaign=runs["KYOTO-llm"].track.campaign) == ids
-        assert runs_mark_queued(run_ids=ids) == 2
+        assert len(rounds_start(run_ids=ids)) == 2
         assert set(Run.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
             RunStatus.QUEUED}
 
@@ -173,13 +170,19 @@ class TestTheGradingPath:
         django_capture_on_commit_callbacks: Capture,
     ) -> None:
         judge = make_judge(server)
-        runs_mark_queued(run_ids=[run.pk for run in runs.values()])
+        rounds_start(run_ids=[run.pk for run in runs.values()])
+
+        def taken(run: Run, token: str) -> GradingPart:
+            part = part_claim(part_id=part_of(run).pk, token=token)
+            assert part is not None
+            return part
 
         with django_capture_on_commit_callbacks(execute=False) as first:
-            waseda = run_grading(run=claimed(runs["WASEDA-bm25"]), token="task-1", judge=judge)
+            waseda = part_grading(part=taken(runs["WASEDA-bm25"], "task-1"), token="task-1",
+                                  judge=judge)
         with django_capture_on_commit_callbacks(execute=False) as last:
-            kyoto = run_grading(run=claimed(runs["KYOTO-llm"], "task-2"), token="task-2",
-                                judge=judge)
+            kyoto = part_grading(part=taken(runs["KYOTO-llm"], "task-2"), token="task-2",
+                                 judge=judge)
 
         assert isinstance(waseda.report, RubricGradeReport)
         assert (waseda.report.passages, waseda.report.pairs, waseda.report.judge_calls,
@@ -189,14 +192,14 @@ class TestTheGradingPath:
         assert kyoto.scoring_task is not None and len(last) == 1
         for run in runs.values():
             run.refresh_from_db()
-            assert (run.status, run.grading_token) == (RunStatus.GRADED, "")
+            assert (run.status, part_of(run).status) == (RunStatus.GRADED, PartStatus.GRADED)
 
     def test_the_task_grades_a_response_run(
         self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
     ) -> None:
         with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL=MODEL,
                                GRADER_TIMEOUT=30):
-            result = grade_run.apply(args=(runs["KYOTO-llm"].pk,))
+            result = grade_part.apply(args=(queued_part(runs["KYOTO-llm"]),))
 
         assert result.state == "SUCCESS", result.result
         summary = result.result
@@ -213,7 +216,7 @@ class TestTheGradingPath:
         with ScriptedServer([Status(401, BAD_API_KEY)]) as refusing, override_settings(
             GRADER_BASE_URL=refusing.base_url, GRADER_MODEL=MODEL, GRADER_TIMEOUT=30,
         ):
-            result = grade_run.apply(args=(run.pk,))
+            result = grade_part.apply(args=(queued_part(run),))
 
         # One request per pair, no retry by the client or the task.
         assert len(refusing.requests) == 8
@@ -236,8 +239,8 @@ class TestTheGradingPath:
         with ScriptedServer(ScriptedRubric()) as second:
             Track.objects.filter(pk=run.track_id).update(
                 second_judge_base_url=second.base_url, second_judge_model="second-judge")
-            outcome = run_grading(run=claimed(run), token="task-1",
-                                  judge=make_judge(server))
+            outcome = part_grading(part=claimed_part(run), token="task-1",
+                                   judge=make_judge(server))
 
         assert outcome.failure is None and second.requests == []
         assert scripted.count(RUBRIC_SCHEMA_NAME) == 8
@@ -246,21 +249,23 @@ class TestTheGradingPath:
         self, runs: dict[str, Run], server: ScriptedServer[ScriptedRubric],
         scripted: ScriptedRubric,
     ) -> None:
-        run = claimed(runs["WASEDA-bm25"], "task-1")
-        # task-1's worker looks dead (no heartbeat for long): task-2 takes the run over.
-        Run.objects.filter(pk=run.pk).update(
-            grading_heartbeat=timezone.now() - timedelta(days=1))
-        assert run_claim_for_grading(run_id=run.pk, token="task-2")
+        run = runs["WASEDA-bm25"]
+        part = claimed_part(run, "task-1")
+        # task-1's worker looks dead (no heartbeat for long): task-2 takes the part over.
+        GradingPart.objects.filter(pk=part.pk).update(
+            heartbeat=timezone.now() - timedelta(days=1))
+        again = part_claim(part_id=part.pk, token="task-2")
+        assert again is not None
 
-        outcome = run_grading(run=run, token="task-1", judge=make_judge(server))
+        outcome = part_grading(part=part, token="task-1", judge=make_judge(server))
 
         assert outcome.lost and outcome.report is None
         assert not PassageItemGrade.objects.exists()
         run.refresh_from_db()
-        assert (run.status, run.grading_token) == (RunStatus.GRADING, "task-2")
+        assert (run.status, part_of(run).token) == (RunStatus.GRADING, "task-2")
         # What task-1 judged is cached: the new owner grades the run with no call.
         assert Judgment.objects.filter(kind=JudgmentKind.RUBRIC).count() == 8
-        assert run_grading(run=run, token="task-2", judge=make_judge(server)).failure is None
+        assert part_grading(part=again, token="task-2", judge=make_judge(server)).failure is None
         assert scripted.count(RUBRIC_SCHEMA_NAME) == 8
         assert PassageItemGrade.objects.count() == 8
 

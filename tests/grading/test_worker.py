@@ -12,11 +12,12 @@ from celery.result import AsyncResult
 from django.utils import timezone
 from django.utils.html import escape
 
-from grading.models import AnswerEvaluation, Judgment, NuggetEntailment
+from grading.models import AnswerEvaluation, GradingJob, Judgment, NuggetEntailment
 from grading.selectors import marked_run
-from grading.tasks import grade_run
+from grading.tasks import grade_part
 from submissions.models import Run, RunStatus
 from tests.grading.fixtures import asked_once, judge_from_marked_example
+from tests.grading.rounds import queued_part
 from tests.grading.scripted_server import BAD_API_KEY, UNKNOWN_MODEL, ScriptedServer
 from tests.support import (
     Personas,
@@ -72,7 +73,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
     script.hold_answers = True
     doomed = start_worker(worker_env, queues="doomed", name="doomed")
     try:
-        grade_run.apply_async(args=(run_id,), queue="doomed")
+        grade_part.apply_async(args=(queued_part(Run.objects.get(pk=run_id)),), queue="doomed")
         assert script.answer_arrived.wait(timeout=120), "the doomed worker never judged"
         doomed.send_signal(signal.SIGKILL)
     finally:
@@ -84,7 +85,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
     assert not Judgment.objects.filter(kind="answer").exists()
 
     # Its heartbeat goes stale; organisers queue grading again and a live worker takes over.
-    Run.objects.filter(pk=run_id).update(grading_heartbeat=timezone.now() - timedelta(hours=1))
+    GradingJob.objects.filter(run_id=run_id).update(heartbeat=timezone.now() - timedelta(hours=1))
     response = personas.client("organiser").post("/api/v1/campaigns/toy/grading/")
     assert response.json()["runs"] == ["WASEDA-AC-1"]
     result: dict[str, Any] = AsyncResult(response.json()["tasks"][0]).get(timeout=120)

@@ -16,18 +16,17 @@ from django.core.management import call_command
 from campaign.models import Campaign
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.archive_format import MANIFEST
 from scoring.models import Evaluation
 from scoring.services import campaign_score, evaluation_publish
-from submissions.models import Run, RunStatus
+from submissions.models import Run
+from tests.grading.rounds import round_graded
 
 
 def grade_and_score(run: Run, judge: OpenAIJudge) -> list[Evaluation]:
     """Grade an AC run as its worker does (tests/scoring/conftest.py), then score."""
     run_grade(run=run, judge=judge)
-    Run.objects.filter(pk=run.pk).update(status=RunStatus.GRADING)
-    run_grading_finish(run=run)
+    round_graded(run)
     return campaign_score(campaign=run.track.campaign)
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation
 from scoring.services import campaign_score
 from submissions.models import Run, RunStatus
+from tests.grading.rounds import round_graded
 
 # Before the test modules import it: the helpers' plain asserts explain their failures too.
 pytest.register_assert_rewrite("tests.scoring.support")
@@ -22,8 +22,7 @@ pytest.register_assert_rewrite("tests.scoring.support")
 def graded_toy_run(toy_ac_run: Run, judge: OpenAIJudge) -> Run:
     """WASEDA-AC-1 graded (status GRADED) and not scored yet: no snapshot exists."""
     run_grade(run=toy_ac_run, judge=judge)
-    Run.objects.filter(pk=toy_ac_run.pk).update(status=RunStatus.GRADING)
-    run_grading_finish(run=toy_ac_run)
+    round_graded(toy_ac_run)
     toy_ac_run.refresh_from_db()
     assert toy_ac_run.status == RunStatus.GRADED
     return toy_ac_run

@@ -17,7 +17,6 @@ from grading.models import Judgment, JudgmentEdit
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
 from grading.review.edits import judgment_edit
-from grading.work.runs import run_grading_finish
 from scoring.api import FORCE_HINT as API_FORCE_HINT
 from scoring.api import NOT_PUBLISHED
 from scoring.management.commands.publish_leaderboards import FORCE_HINT, FORCED, REFUSED
@@ -36,8 +35,9 @@ from scoring.services import (
     evaluation_publish,
     track_score_pr,
 )
-from submissions.models import Run, RunStatus
+from submissions.models import Run
 from tests.grading.fixtures import ESA_LAUNCH, SOFT_LANDING, confirm, judgment_of
+from tests.grading.rounds import round_graded
 from tests.grading.scripted_server import ScriptedJudge
 from tests.scoring.support import assert_toy_ac_scores, boards, publish_url
 from tests.support import Personas
@@ -84,8 +84,7 @@ def doubted(toy_ac_run: Run, script: ScriptedJudge, judge: OpenAIJudge) -> list[
     one snapshot per track (ac, then pr), unpublished."""
     script.sure.update(DOUBT)
     run_grade(run=toy_ac_run, judge=judge)
-    Run.objects.filter(pk=toy_ac_run.pk).update(status=RunStatus.GRADING)
-    run_grading_finish(run=toy_ac_run)
+    round_graded(toy_ac_run)
     assert judgment_of(SOFT_LANDING).confidence == pytest.approx(0.6)
     assert judgment_of("Buzz Aldrin").confidence == pytest.approx(0.7)
     return campaign_score(campaign=toy_ac_run.track.campaign)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grading.work.runs import campaign_grading_queue
+from grading.work.rounds import campaign_grading_queue
 from scoring.models import RunScore
 from scoring.selectors import campaign_qrels
 from scoring.services import campaign_score

@@ -20,8 +20,9 @@ from django.test import override_settings
 
 from campaign.campaign_file import GOLD_ANSWER_MISSING
 from campaign.models import Campaign, GoldAnswer, Question, Track
+from grading.models import GradingPart, PartStatus
 from grading.r2c2.pipeline import GOLD_ANSWERS_MISSING, GoldAnswersMissing
-from grading.tasks import grade_run
+from grading.tasks import grade_part
 from grading.work.claims import UNEXPECTED_FAILURE
 from submissions.models import Run, RunStatus
 from tests.campaign.test_load_campaign import (
@@ -31,6 +32,7 @@ from tests.campaign.test_load_campaign import (
     load_error,
     write_campaign,
 )
+from tests.grading.rounds import queued_part
 from tests.grading.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.django_db
@@ -131,8 +133,8 @@ class TestGradingAGoldCheckWithoutGoldAnswers:
             call_command("grade", "toy", stdout=io.StringIO(), stderr=stderr)
 
         run.refresh_from_db()
-        assert (run.status, run.failure_reason, run.grading_token) == (
-            RunStatus.FAILED, REASON, "")
+        assert (run.status, run.failure_reason) == (RunStatus.FAILED, REASON)
+        assert GradingPart.objects.get(job__run=run).status == PartStatus.FAILED  # not held
         assert stderr.getvalue() == f"WASEDA-AC-1: run marked failed: {REASON}\n"
         assert server.requests == []  # nothing was sent to the judge
 
@@ -141,7 +143,7 @@ class TestGradingAGoldCheckWithoutGoldAnswers:
     ) -> None:
         run = gold_check_without_d001_and_d003
         with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"):
-            result = grade_run.apply(args=(run.pk,))
+            result = grade_part.apply(args=(queued_part(run),))
 
         assert result.state == "FAILURE" and isinstance(result.result, GoldAnswersMissing)
         assert result.result.permanent
@@ -174,7 +176,7 @@ def test_an_unexpected_error_fails_the_run_and_the_command_without_a_traceback(
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("a bug in grading")
 
-    monkeypatch.setattr("grading.work.run_grading._grade_pass", broken)
+    monkeypatch.setattr("grading.work.part_grading._grade_pass", broken)
     stderr = io.StringIO()
 
     with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"), \

@@ -20,11 +20,11 @@ from rest_framework.test import APIClient
 from grading.models import Judgment
 from grading.openai_judge import OpenAIJudge
 from grading.r2c2.pipeline import run_grade
-from grading.work.runs import run_grading_finish
 from scoring.models import Evaluation
 from scoring.services import campaign_score, evaluation_publish, evaluation_unpublish
-from submissions.models import Run, RunStatus
+from submissions.models import Run
 from tests.factories import CampaignFactory, TeamFactory, make_member
+from tests.grading.rounds import round_graded
 from tests.grading.rubric_support import make_bank, rubric_track
 from tests.support import Personas
 
@@ -70,8 +70,7 @@ def build_world(personas: Personas, toy_ac_run: Run, judge: OpenAIJudge) -> Worl
     """Grade and score the toy campaign (nothing published), add a test bank and a
     second campaign. `toy_ac_run` has already put the three runs in (tests.grading.fixtures)."""
     run_grade(run=toy_ac_run, judge=judge)
-    Run.objects.filter(pk=toy_ac_run.pk).update(status=RunStatus.GRADING)
-    run_grading_finish(run=toy_ac_run)
+    round_graded(toy_ac_run)
     campaign_score(campaign=personas.campaign)
     rubric_track(personas)
     bank = make_bank(personas)

@@ -52,13 +52,13 @@ from rest_framework.authtoken.models import Token
 from campaign.models import Campaign, Track
 from grading.models import (
     AnswerEvaluation,
-    ChunkStatus,
-    GradingChunk,
+    GradingPart,
     JudgeSlot,
     Judgment,
     JudgmentKind,
     JudgmentStatus,
     NuggetEntailment,
+    PartStatus,
 )
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
 from submissions.services import run_submit
@@ -424,20 +424,20 @@ def kill_worker_mid_grading(workers: Celery, campaign: Campaign, tally: Tally,
     """SIGKILL worker a once both workers hold a chunk (each runs one task at a time, so
     two chunks being graded means a's is one of them) and some judgments are stored;
     then start worker c, as a supervisor restarts a lost worker."""
-    chunks = GradingChunk.objects.filter(run__track__campaign=campaign)
+    chunks = GradingPart.objects.filter(job__run__track__campaign=campaign)
 
     def both_grading() -> bool:
-        return (chunks.filter(status=ChunkStatus.GRADING).count() >= 2
-                and chunks.filter(status=ChunkStatus.QUEUED).exists()
+        return (chunks.filter(status=PartStatus.GRADING).count() >= 2
+                and chunks.filter(status=PartStatus.QUEUED).exists()
                 and Judgment.objects.filter(campaign=campaign).exists())
 
     wait_until(both_grading, "both workers to be grading chunks", every=0.05, logs=logs)
-    held = sorted(chunks.filter(status=ChunkStatus.GRADING).values_list("pk", flat=True))
+    held = sorted(chunks.filter(status=PartStatus.GRADING).values_list("pk", flat=True))
     judged = Judgment.objects.filter(campaign=campaign).count()
     kill(workers.workers["worker-a"])
     workers.start_worker("worker-c")
     tally.note(f"SIGKILLed worker a while chunks {held} were being graded ({judged} judgments "
-               f"stored, {chunks.filter(status=ChunkStatus.QUEUED).count()} chunks queued); "
+               f"stored, {chunks.filter(status=PartStatus.QUEUED).count()} chunks queued); "
                f"started worker c")
 
 

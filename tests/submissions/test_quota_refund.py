@@ -9,11 +9,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from campaign.models import Track
-from grading.work.runs import run_claim_for_grading, run_grading_finish
 from submissions.checks import BAD_RUN_NUMBER, TOO_MANY_RUNS
 from submissions.models import FailureKind, Run, RunActionKind, RunStatus
 from submissions.overrides import run_action_record
 from submissions.quota import QUOTA_COUNTED, QUOTA_REFUNDED, QUOTA_WITHDRAWN, quota_standing
+from tests.grading.rounds import round_failed, round_graded
 from tests.support import Personas, Upload, example, make_zip
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +23,7 @@ JUDGE_DOWN = "the judge at http://127.0.0.1:9/v1 did not answer: connection refu
 
 def fail_grading(run: Run, reason: str = JUDGE_DOWN) -> None:
     """End a grading of `run` in failure, as a worker whose judge went down does."""
-    assert run_claim_for_grading(run_id=run.pk, token="task-1")
-    run_grading_finish(run=run, token="task-1", failure=reason)
-    run.refresh_from_db()
+    round_failed(run, reason)
     assert run.status == RunStatus.FAILED
 
 
@@ -112,8 +110,7 @@ def test_a_run_graded_again_successfully_counts_again(
     track, team = one_ac_run_each.track, one_ac_run_each.team
     assert quota_standing(track=track, team=team).counted == ()
 
-    assert run_claim_for_grading(run_id=one_ac_run_each.pk, token="task-2")
-    run_grading_finish(run=one_ac_run_each, token="task-2")
+    round_graded(one_ac_run_each, token="task-2")
 
     standing = quota_standing(track=track, team=team)
     assert standing.counted == ("WASEDA-AC-1",) and standing.refunded == ()

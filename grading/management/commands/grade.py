@@ -22,9 +22,8 @@ from grading.judge import Judge
 from grading.rubric.grades import RubricGradeReport
 from grading.setup import official_judge, official_model_name
 from grading.validation.services import grading_refusal
-from grading.work.run_grading import RunGradeReport, run_grading
-from grading.work.runs import campaign_grading_queue, run_claim_for_grading, run_grading_finish
-from submissions.models import Run
+from grading.work.part_grading import RunGradeReport, part_grading
+from grading.work.rounds import campaign_grading_queue, part_fail, round_take
 
 INTERRUPTED = "grading was interrupted (the grade command stopped)"
 FAILED_RUNS = ("{count} run(s) could not be graded: {names}. Grade them again with "
@@ -71,20 +70,21 @@ class Command(BaseCommand):
         token = f"grade-command-{uuid.uuid4()}"
         failed: list[str] = []
         for run_id in run_ids:
-            if not run_claim_for_grading(run_id=run_id, token=token):
+            part = round_take(run_id=run_id, token=token)
+            if part is None:
                 self.stdout.write(f"run {run_id}: taken by a worker meanwhile, skipped")
                 continue
-            run = Run.objects.select_related("track__campaign").get(pk=run_id)
+            run = part.job.run
             started = time.perf_counter()
             try:
                 # Scored below, in this process, once every run is done.
-                outcome = run_grading(run=run, token=token, judge=judge, queue_scoring=False,
-                                      watch=RunBar)
+                outcome = part_grading(part=part, token=token, judge=judge, queue_scoring=False,
+                                       watch=RunBar)
             except KeyboardInterrupt:
-                run_grading_finish(run=run, token=token, failure=INTERRUPTED)  # not left claimed
+                part_fail(part=part, token=token, reason=INTERRUPTED)  # not left held
                 raise
             except Exception:
-                # run_grading marked the run FAILED with a reason; the traceback goes to
+                # part_grading marked the run FAILED with a reason; the traceback goes to
                 # the log for whoever fixes it, and the other runs are still graded.
                 logger.exception("grading %s stopped on an unexpected error", run.name)
                 run.refresh_from_db(fields=["failure_reason"])

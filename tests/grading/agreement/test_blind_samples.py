@@ -13,10 +13,10 @@ from django.test import Client
 
 from grading.models import BlindItem, BlindSample, Judgment, JudgmentEdit
 from grading.review.queue import official_judgments
-from grading.work.runs import run_grading_finish
 from scoring.selectors import doubtful_unreviewed, evaluation_publish_problems
 from scoring.services import campaign_score, evaluation_publish
-from submissions.models import Run, RunStatus
+from submissions.models import Run
+from tests.grading.rounds import round_graded
 from tests.scoring.support import boards
 from tests.support import Personas
 
@@ -226,8 +226,7 @@ class TestGuarantee:
         self, personas: Personas, sampled: dict[int, int], doubted: Run
     ) -> None:
         agree(personas, sampled, self.by_confidence(personas, 0.99)[:3])
-        Run.objects.filter(pk=doubted.pk).update(status=RunStatus.GRADING)
-        run_grading_finish(run=doubted)
+        round_graded(doubted)
         ac = campaign_score(campaign=personas.campaign)[0]
         escalated = set(self.by_confidence(personas, 0.967) + self.by_confidence(personas, 0.9)
                         + self.by_confidence(personas, 0.6))
