@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from campaign.bank_limits import MAX_ITEM_ID_CHARS
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
 
 # Defined once, in the judge's pure package: it imports no app, so campaign may import it
@@ -327,7 +328,7 @@ class TestBankItem(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="test_bank")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="bank_items")
-    item_id = models.CharField(max_length=200)
+    item_id = models.CharField(max_length=MAX_ITEM_ID_CHARS)
     target = models.CharField(max_length=16, choices=[(t.value, t.value) for t in PromptTarget])
     text = models.TextField()
     text_hash = models.CharField(max_length=64, editable=False)

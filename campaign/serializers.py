@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from campaign.bank_limits import MAX_ANSWERS
 from campaign.models import (
     Campaign,
     GoldAnswer,
@@ -13,7 +14,6 @@ from campaign.models import (
     Track,
 )
 from campaign.selectors import phase_applies
-from campaign.testbank import MAX_ANSWERS
 from campaign.text_fields import ANSWER, NOTE, CleanTextField
 from campaign.vocabulary import PromptTarget
 

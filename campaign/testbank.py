@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from campaign.bank_limits import MAX_ANSWERS
 from campaign.corpus import DataFileLoad
 from campaign.models import (
     BankEditAction,
@@ -33,7 +34,6 @@ from submissions.formats.test_bank import QueryBank, default_item_id
 #: (`MAX_ANSWER_CHARS`, `MAX_NOTE_CHARS`), the one source of every cap of a text.
 MAX_ITEM_CHARS: int = settings.MAX_ANSWER_CHARS
 MAX_NOTE_CHARS: int = settings.MAX_NOTE_CHARS
-MAX_ANSWERS = 20
 
 # --- messages (tests match them exactly) -------------------------------------------------
 UNKNOWN_QUERY = "'{qid}' is not a query of {campaign}"

@@ -8,29 +8,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from campaign.campaign_file.common import (
-    BAD_CHOICE,
-    BAD_COUNT,
+from campaign.campaign_file.fields import (
     BAD_SLUG,
-    BAD_URL,
-    DUPLICATE_TRACK,
-    MISSING_KEY,
     SLUG_RE,
-    WRONG_TYPE,
-    _Reader,
-    _type_name,
+    Choice,
+    Matching,
+    NotHere,
+    Text,
+    Timestamp,
+    Url,
+    Value,
+    WholeNumber,
 )
+from campaign.campaign_file.problems import Refused
+from campaign.campaign_file.sections import Items, Section
 from campaign.vocabulary import ANSWER_CHECKS, RubricAnswerCheck
 from scoring.measures.catalogue import RANKS_BY, significance_candidates
 
-ANSWER_CHECK_ON_PR = "{file}: {key}: answer_check applies to AC, ranking and response tracks only"
+ANSWER_CHECK_ON_PR = "answer_check applies to AC, ranking and response tracks only"
 RUBRIC_KEY_ON_R2C2 = (
-    "{file}: {key}: applies to ranking and response tracks only "
-    "(a {kind} track is due by phases.{kind}_due)"
+    "applies to ranking and response tracks only (a {kind} track is due by phases.{kind}_due)"
 )
-BAD_RANGE = "{file}: {key}: expected a whole number from {low} to {high}, found {value!r}"
-BAD_TESTED = ("{file}: {key}: '{value}' cannot be tested on {kind} track (expected one of: "
-              "{expected}; {ranking}, the ranking measure, always is)")
+BAD_TESTED = ("'{value}' cannot be tested on {kind} track (expected one of: {expected}; "
+              "{ranking}, the ranking measure, always is)")
+DUPLICATE_TRACK = "duplicate track slug '{slug}'"
 
 R2C2_KINDS = ("pr", "ac")
 RUBRIC_KINDS = ("ranking", "response")
@@ -38,7 +39,6 @@ TRACK_KINDS = (*R2C2_KINDS, *RUBRIC_KINDS)
 R2C2_TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
 RUBRIC_TRACK_KEYS = ("due", "depth", "min_grade", "label", "cover_k")
 TRACK_KEYS = (*R2C2_TRACK_KEYS, *RUBRIC_TRACK_KEYS, "significance_tests")
-SECOND_JUDGE_KEYS = ("base_url", "model")
 RUBRIC_ANSWER_CHECKS = tuple(str(check) for check in RubricAnswerCheck)
 #: label: max = the highest grade over the query's items; count = how many items reach
 #: min_grade (Rubric-Qrels, docs/measures.md).
@@ -77,134 +77,118 @@ def default_answer_check(kind: str) -> str:
     return str(RubricAnswerCheck.NONE) if kind in RUBRIC_KINDS else "nuggets"
 
 
-def read_tracks(reader: _Reader, value: Any) -> tuple[TrackSpec, ...]:
-    if not isinstance(value, list) or not value:
-        reader.add(WRONG_TYPE, key="tracks", expected="a non-empty list of tracks",
-                   found=_type_name(value))
-        return ()
-    tracks: list[TrackSpec] = []
-    for index, item in enumerate(value):
-        where = f"tracks[{index}]."
-        if not isinstance(item, dict):
-            reader.add(WRONG_TYPE, key=f"tracks[{index}]", expected="a mapping",
-                       found=_type_name(item))
-            continue
-        reader.check_keys(item, TRACK_KEYS, where)
-        slug = reader.text(item, "slug", where)
-        kind = reader.text(item, "kind", where)
-        for key, got in (("slug", slug), ("kind", kind)):
-            if got is None and item.get(key) is None:
-                reader.add(MISSING_KEY, key=f"{where}{key}")
-        if slug is not None and not SLUG_RE.match(slug):
-            reader.add(BAD_SLUG, key=f"{where}slug", value=slug)
-        if kind is not None and kind not in TRACK_KINDS:
-            reader.add(BAD_CHOICE, key=f"{where}kind", value=kind,
-                       expected=", ".join(TRACK_KINDS))
-        max_runs = item.get("max_runs_per_team", 4)
-        if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
-            reader.add(BAD_COUNT, key=f"{where}max_runs_per_team", value=max_runs)
-        answer_check = _read_answer_check(reader, item, kind, where)
-        second = _read_second_judge(reader, item.get("second_judge"), f"{where}second_judge")
-        rubric = _read_rubric_settings(reader, item, kind, where)
-        tested = _read_significance_tests(reader, item.get("significance_tests"), kind,
-                                          f"{where}significance_tests")
-        if slug and kind in TRACK_KINDS and isinstance(max_runs, int):
-            if any(track.slug == slug for track in tracks):
-                reader.add(DUPLICATE_TRACK, slug=slug)
-                continue
-            tracks.append(TrackSpec(slug=slug, kind=kind, max_runs_per_team=max_runs,
-                                    answer_check=answer_check,
-                                    second_judge_base_url=second[0],
-                                    second_judge_model=second[1],
-                                    significance_tests=tested, **rubric))
-    return tuple(tracks)
+class Measures(Value):
+    """The measures a track's randomised test takes besides its ranking measure."""
+
+    expected = "a list of measure names"
+
+    def __init__(self, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    def to_internal_value(self, data: Any) -> tuple[str, ...]:
+        if not isinstance(data, list) or not all(isinstance(name, str) for name in data):
+            raise self.wrong_type(data)
+        ranking = RANKS_BY[self.kind]
+        allowed = [name for name in significance_candidates(self.kind) if name != ranking]
+        article = "an" if self.kind[0] in "aeiou" else "a"
+        bad = [BAD_TESTED.format(value=name, kind=f"{article} {self.kind}",
+                                 expected=", ".join(allowed), ranking=ranking)
+               for name in data if name not in allowed]
+        tested = tuple(dict.fromkeys(name for name in data if name in allowed))
+        if bad:
+            raise Refused(bad, partial=tested)
+        return tested
 
 
-def _read_answer_check(reader: _Reader, item: dict[str, Any], kind: str | None,
-                       where: str) -> str:
-    """The track's answer_check: nuggets|gold|both on AC tracks, none|key|llm on
-    ranking/response tracks (each kind checks answers in its own way)."""
-    answer_check = item.get("answer_check")
-    if answer_check is None or kind not in TRACK_KINDS:
-        return default_answer_check(kind or "")
-    if kind == "pr":
-        reader.add(ANSWER_CHECK_ON_PR, key=f"{where}answer_check")
-        return default_answer_check(kind)
-    allowed = RUBRIC_ANSWER_CHECKS if kind in RUBRIC_KINDS else tuple(map(str, ANSWER_CHECKS))
-    if answer_check not in allowed:
-        reader.add(BAD_CHOICE, key=f"{where}answer_check", value=answer_check,
-                   expected=", ".join(allowed))
-        return default_answer_check(kind)
-    return str(answer_check)
+class SecondJudge(Section):
+    """An optional second judge: (base_url, model) of an OpenAI-compatible endpoint."""
+
+    expected = "a mapping with base_url and model"
+    base_url = Url(allow_blank=False)
+    model = Text(allow_blank=False)
+
+    def make(self, values: dict[str, Any]) -> tuple[str, str]:
+        return values.get("base_url", ""), values.get("model", "")
 
 
-def _read_rubric_settings(reader: _Reader, item: dict[str, Any], kind: str | None,
-                          where: str) -> dict[str, Any]:
-    """due, depth, min_grade, label, cover_k of a ranking/response track (defaults for
-    a pr/ac track, which may name none of them)."""
-    if kind in R2C2_KINDS:
-        for key in RUBRIC_TRACK_KEYS:
-            if key in item:
-                reader.add(RUBRIC_KEY_ON_R2C2, key=f"{where}{key}", kind=kind)
-        return {}
-    if kind not in RUBRIC_KINDS:
-        return {}
-    settings: dict[str, Any] = {}
-    if item.get("due") is None:
-        reader.add(MISSING_KEY, key=f"{where}due")
-    else:
-        settings["due"] = reader.date(item["due"], f"{where}due")
-    # min_grade 0 would count every item as answered: the measures refuse it.
-    for key, default, low, high in (("depth", DEFAULT_DEPTH, 1, MAX_DEPTH),
-                                    ("min_grade", DEFAULT_MIN_GRADE, 1, MAX_GRADE),
-                                    ("cover_k", DEFAULT_COVER_K, 1, MAX_DEPTH)):
-        value = item.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            reader.add(BAD_RANGE, key=f"{where}{key}", low=low, high=high, value=value)
-        else:
-            settings[key] = value
-    label = item.get("label", "max")
-    if label not in RUBRIC_LABELS:
-        reader.add(BAD_CHOICE, key=f"{where}label", value=label,
-                   expected=", ".join(RUBRIC_LABELS))
-    else:
-        settings["label"] = label
-    return settings
+class Track(Section):
+    """A track, read with the keys of its `kind` (none but the common ones for a kind
+    unknown); each kind checks answers in its own way."""
+
+    known_keys = TRACK_KEYS
+
+    def __init__(self, *args: Any, kind: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.track_kind = kind
+
+    def get_fields(self) -> dict[str, Any]:
+        kind = self.track_kind
+        fields: dict[str, Any] = {
+            "slug": Matching(SLUG_RE, BAD_SLUG),
+            "kind": Choice(TRACK_KINDS, text_first=True),
+            "max_runs_per_team": WholeNumber(null_is_missing=False, required=False),
+        }
+        if kind == "pr":
+            fields["answer_check"] = NotHere(ANSWER_CHECK_ON_PR, required=False)
+        elif kind == "ac":
+            fields["answer_check"] = Choice(tuple(map(str, ANSWER_CHECKS)), required=False)
+        elif kind in RUBRIC_KINDS:
+            fields["answer_check"] = Choice(RUBRIC_ANSWER_CHECKS,
+                                            default=default_answer_check(kind))
+        fields["second_judge"] = SecondJudge(required=False)
+        if kind in R2C2_KINDS:
+            fields |= {key: NotHere(RUBRIC_KEY_ON_R2C2.format(kind=kind), null_is_missing=False,
+                                    required=False) for key in RUBRIC_TRACK_KEYS}
+        elif kind in RUBRIC_KINDS:
+            # min_grade 0 would count every item as answered: the measures refuse it.
+            fields |= {
+                "due": Timestamp(),
+                "depth": WholeNumber(1, MAX_DEPTH, null_is_missing=False, required=False),
+                "min_grade": WholeNumber(1, MAX_GRADE, null_is_missing=False, required=False),
+                "cover_k": WholeNumber(1, MAX_DEPTH, null_is_missing=False, required=False),
+                "label": Choice(RUBRIC_LABELS, null_is_missing=False, required=False),
+            }
+        if kind is not None:
+            fields["significance_tests"] = Measures(kind, required=False)
+        return fields
+
+    def make(self, values: dict[str, Any]) -> TrackSpec | None:
+        if "slug" not in values or "kind" not in values:
+            return None
+        settings = dict(values)
+        base_url, model = settings.pop("second_judge", ("", ""))
+        return TrackSpec(**settings, second_judge_base_url=base_url, second_judge_model=model)
 
 
-def _read_significance_tests(reader: _Reader, value: Any, kind: str | None,
-                             key: str) -> tuple[str, ...]:
-    """The measures tested besides the ranking measure: a list of the kind's keys."""
-    if value is None or kind not in TRACK_KINDS:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        reader.add(WRONG_TYPE, key=key, expected="a list of measure names",
-                   found=_type_name(value))
-        return ()
-    ranking = RANKS_BY[kind]
-    allowed = [m for m in significance_candidates(kind) if m != ranking]
-    for name in value:
-        if name not in allowed:
-            article = "an" if kind[0] in "aeiou" else "a"
-            reader.add(BAD_TESTED, key=key, value=name, kind=f"{article} {kind}",
-                       expected=", ".join(allowed), ranking=ranking)
-    return tuple(dict.fromkeys(v for v in value if v in allowed))
+class Tracks(Items):
+    """The non-empty list of tracks, each read as its kind says, each slug once."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=Track(), expected="a non-empty list of tracks", allow_empty=False,
+                         **kwargs)
+        self.of_kind = {kind: Track(kind=kind) for kind in TRACK_KINDS}
+        for track in self.of_kind.values():
+            self.adopt(track)
+
+    def child_for(self, item: Any) -> Section:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        return self.of_kind.get(kind, self.child) if isinstance(kind, str) else self.child
+
+    def check(self, items: list[Any]) -> list[str]:
+        seen: set[str] = set()
+        told = []
+        for track in items:
+            if track.slug in seen:
+                told.append(DUPLICATE_TRACK.format(slug=track.slug))
+            seen.add(track.slug)
+        return told
 
 
-def _read_second_judge(reader: _Reader, value: Any, key: str) -> tuple[str, str]:
-    """(base_url, model) of an optional second judge: {base_url: URL, model: NAME}."""
-    if value is None:
-        return "", ""
-    if not isinstance(value, dict):
-        reader.add(WRONG_TYPE, key=key, expected="a mapping with base_url and model",
-                   found=_type_name(value))
-        return "", ""
-    reader.check_keys(value, SECOND_JUDGE_KEYS, f"{key}.")
-    base_url = reader.text(value, "base_url", f"{key}.")
-    model = reader.text(value, "model", f"{key}.")
-    for name, got in (("base_url", base_url), ("model", model)):
-        if not got:
-            reader.add(MISSING_KEY, key=f"{key}.{name}")
-    if base_url and not base_url.startswith(("http://", "https://")):
-        reader.add(BAD_URL, key=f"{key}.base_url", value=base_url)
-    return base_url or "", model or ""
+def names_r2c2_tracks(doc: Any) -> bool:
+    """Whether pr_due/ac_due are needed: a pr or ac track, or tracks we cannot tell."""
+    tracks = doc.get("tracks") if isinstance(doc, dict) else None
+    if not isinstance(tracks, list) or not tracks:
+        return True
+    kinds = [item.get("kind") if isinstance(item, dict) else None for item in tracks]
+    return not all(kind in RUBRIC_KINDS for kind in kinds)

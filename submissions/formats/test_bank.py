@@ -22,6 +22,7 @@ from .jsonl import (
     string_value,
     unknown_keys,
 )
+from .limits import TOO_LONG
 from .trec_run import UNKNOWN_QUERY
 
 TARGET_QUESTIONS = "questions"
@@ -42,6 +43,8 @@ DUPLICATE_ITEM = (
 )
 ITEM_OF_ANOTHER_QUERY = "found query_id {!r} in {}; expected {!r}, the query of its line"
 TWO_ANSWER_KEYS = "found both 'answers' and 'gold_answers' in {}; expected one answer key"
+ID_TOO_LONG = "found an item id of {} characters; expected at most {}"
+TOO_MANY_ANSWERS = "found {} answers; expected at most {}"
 
 KEY_QUERY_ID = "query_id"
 KEY_QUERY_TEXT = "query_text"
@@ -66,6 +69,16 @@ ITEM_KEYS_BY_TARGET = {
     TARGET_QUESTIONS: (*ITEM_KEYS[TARGET_QUESTIONS], KEY_ANSWERS, KEY_GOLD_ANSWERS),
     TARGET_NUGGETS: ITEM_KEYS[TARGET_NUGGETS],
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ItemLimits:
+    """The caps on an item that the service holds the API to (campaign.bank_limits): characters
+    of its text and of each answer, answers of a question, characters of its id."""
+
+    text_chars: int
+    answers: int
+    id_chars: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +111,13 @@ def default_item_id(query_id: str, text: str) -> str:
 
 
 def parse_test_bank(
-    binary_file: BinaryReader, *, known_qids: Container[str] | None = None
+    binary_file: BinaryReader,
+    *,
+    known_qids: Container[str] | None = None,
+    limits: ItemLimits | None = None,
 ) -> ParseResult[QueryBank]:
-    """Parse a test bank, reporting every problem; a record per line without problems."""
+    """Parse a test bank, reporting every problem (an item past `limits` too); a record per
+    line without problems."""
     problems: list[Problem] = []
     banks: list[QueryBank] = []
     query_lines: dict[str, int] = {}  # query_id -> its line
@@ -143,7 +160,7 @@ def parse_test_bank(
             raw_items = []
         target = _target(obj, raw_items, lineno, problems)
         items = [
-            _item(raw_item, f"{KEY_ITEMS}[{index}]", query_id, target, lineno, problems)
+            _item(raw_item, f"{KEY_ITEMS}[{index}]", query_id, target, lineno, problems, limits)
             for index, raw_item in enumerate(raw_items)
         ]
         ids_of_line: set[str] = set()
@@ -223,6 +240,7 @@ def _item(
     target: str,
     lineno: int,
     problems: list[Problem],
+    limits: ItemLimits | None = None,
 ) -> BankItem | None:
     """One item of a line, or None after reporting its problems."""
     if not isinstance(raw_item, dict):
@@ -262,7 +280,38 @@ def _item(
     answers = _answers(raw_item, path, lineno, problems) if target == TARGET_QUESTIONS else None
     if len(problems) != before or item_id is None or text is None:
         return None
-    return BankItem(item_id, text, answers)
+    item = BankItem(item_id, text, answers)
+    if limits is not None:
+        answers_key = KEY_ANSWERS if KEY_ANSWERS in raw_item else KEY_GOLD_ANSWERS
+        over = _over_limits(item, (id_key, text_key, answers_key), path, lineno, limits)
+        problems.extend(over)
+        if over:
+            return None
+    return item
+
+
+def _over_limits(
+    item: BankItem, keys: tuple[str, str, str], path: str, lineno: int, limits: ItemLimits
+) -> list[Problem]:
+    """Where `item` is past `limits`: its id, its text, its answers (how many, how long)."""
+    id_key, text_key, answers_key = keys
+    over: list[Problem] = []
+    if len(item.item_id) > limits.id_chars:
+        over.append(Problem(lineno, f"{path}.{id_key}",
+                            ID_TOO_LONG.format(len(item.item_id), limits.id_chars)))
+    if len(item.text) > limits.text_chars:
+        over.append(Problem(lineno, f"{path}.{text_key}",
+                            TOO_LONG.format(len(item.text), "text", limits.text_chars)))
+    answers = item.answers or ()
+    if len(answers) > limits.answers:
+        over.append(Problem(lineno, f"{path}.{answers_key}",
+                            TOO_MANY_ANSWERS.format(len(answers), limits.answers)))
+    over.extend(
+        Problem(lineno, f"{path}.{answers_key}[{index}]",
+                TOO_LONG.format(len(answer), "answer", limits.text_chars))
+        for index, answer in enumerate(answers) if len(answer) > limits.text_chars
+    )
+    return over
 
 
 def _answers(

@@ -63,6 +63,11 @@ def tracks(**changes: Any) -> list[dict[str, Any]]:
     ]
 
 
+def bank_line(qid: str, items: list[dict[str, Any]]) -> str:
+    """One test-bank line (workbench JSONL) of query `qid`."""
+    return json.dumps({"query_id": qid, "query_text": "?", "items": items}) + "\n"
+
+
 def rubric_state() -> list[Any]:
     return [
         list(Campaign.objects.values_list("slug", "title")),
@@ -256,6 +261,35 @@ def test_an_r2c2_campaign_with_a_ranking_track_still_needs_pr_and_ac_deadlines(
             "{folder}/testbank.jsonl: line 1, query_id: found qid 'q9', which is not a query "
             "of this campaign; expected one of its query ids",
             id="bank line for an unknown query",
+        ),
+        # The test bank's items are held to the caps of the API's (campaign.bank_limits).
+        pytest.param(
+            {}, {"testbank.jsonl": bank_line("q1", [{"question_id": "q1/a",
+                                                     "question_text": "x" * 4001}])},
+            "{folder}/testbank.jsonl: line 1, items[0].question_text: found 4001 characters "
+            "in the text; expected at most 4000",
+            id="a bank item longer than the API takes",
+        ),
+        pytest.param(
+            {}, {"testbank.jsonl": bank_line("q1", [{"question_id": "q1/a", "question_text": "?",
+                                                     "answers": ["a"] * 21}])},
+            "{folder}/testbank.jsonl: line 1, items[0].answers: found 21 answers; expected at "
+            "most 20",
+            id="more answers than the API takes",
+        ),
+        pytest.param(
+            {}, {"testbank.jsonl": bank_line("q1", [{"question_id": "q1/a", "question_text": "?",
+                                                     "gold_answers": ["a", "y" * 4001]}])},
+            "{folder}/testbank.jsonl: line 1, items[0].gold_answers[1]: found 4001 characters "
+            "in the answer; expected at most 4000",
+            id="an answer longer than the API takes",
+        ),
+        pytest.param(
+            {}, {"testbank.jsonl": bank_line("q1", [{"question_id": "q1/a", "question_text": "?"}])
+                 + bank_line("q2", [{"nugget_id": "n" * 201, "nugget_text": "N."}])},
+            "{folder}/testbank.jsonl: line 2, items[0].nugget_id: found an item id of 201 "
+            "characters; expected at most 200",
+            id="an item id too long to store",
         ),
     ],
 )
