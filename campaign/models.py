@@ -14,6 +14,7 @@ from django.db import models
 
 from campaign.bank_limits import MAX_ITEM_ID_CHARS
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
+from campaign.kinds import Kind, kind_of, kinds
 
 # Defined once, in the judge's pure package: it imports no app, so campaign may import it
 # (pyproject.toml, import-linter). Callers may import it from here too.
@@ -93,8 +94,8 @@ class TrackKind(models.TextChoices):
     RESPONSE = "response", "Generated response"
 
 
-#: The kinds of a RUBRIC campaign: each has its own `due`.
-RUBRIC_TRACK_KINDS = (TrackKind.RANKING, TrackKind.RESPONSE)
+#: The kinds of a RUBRIC campaign (each with a deadline of its own), as registered at start.
+RUBRIC_TRACK_KINDS = tuple(kinds(rubric=True))
 
 AC_ANSWER_CHECK_CHOICES = [
     (AnswerCheck.NUGGETS.value, "From the nuggets only"),
@@ -172,24 +173,31 @@ class Track(models.Model):
         return f"{self.campaign.slug}/{self.slug}"
 
     @property
+    def kind_entry(self) -> Kind:
+        """What the track's kind is and does (campaign.kinds)."""
+        return kind_of(self.kind)
+
+    @property
     def is_rubric(self) -> bool:
-        return self.kind in RUBRIC_TRACK_KINDS
+        """A RUBRIC track (ranking or response), as its kind's entry says."""
+        return kind_of(self.kind).rubric
 
     def clean(self) -> None:
         choices = RUBRIC_ANSWER_CHECK_CHOICES if self.is_rubric else AC_ANSWER_CHECK_CHOICES
         allowed = [value for value, _ in choices]
-        if self.kind != TrackKind.PR and self.answer_check not in allowed:
+        if kind_of(self.kind).graded and self.answer_check not in allowed:
             raise ValidationError({"answer_check": ANSWER_CHECK_FOR_KIND.format(
                 value=self.answer_check, kind=self.kind, expected=", ".join(allowed))})
-        if self.is_rubric and self.own_due is None:
+        if kind_of(self.kind).due == "own" and self.own_due is None:
             raise ValidationError({"own_due": RUBRIC_TRACK_NEEDS_DUE})
 
     def due(self) -> datetime:
         """The UTC deadline of this track: PR runs by pr_due, AC runs by ac_due,
         ranking/response runs by the track's own due."""
-        if self.is_rubric and self.own_due is not None:
+        due = kind_of(self.kind).due
+        if due == "own" and self.own_due is not None:
             return self.own_due
-        return self.campaign.pr_due if self.kind == TrackKind.PR else self.campaign.ac_due
+        return self.campaign.pr_due if due == "pr_due" else self.campaign.ac_due
 
 
 class Question(models.Model):

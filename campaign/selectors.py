@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from campaign.kinds import kind_of
 from campaign.models import (
     Campaign,
     CorpusPassage,
@@ -20,7 +21,6 @@ from campaign.models import (
     TestBankItem,
     TestBankItemQuerySet,
     Track,
-    TrackKind,
 )
 from submissions.formats.common import TextSink
 from submissions.formats.test_bank import BankItem, QueryBank, write_test_bank
@@ -101,8 +101,8 @@ PHASE_LABELS = {
 }
 
 
-#: The phases that are a deadline of one kind of track, shown only with such a track.
-R2C2_DUE_KINDS = {"pr_due": TrackKind.PR, "ac_due": TrackKind.AC}
+#: The phases that are the deadline of a kind of track (campaign.kinds), shown only with one.
+R2C2_DUES = ("pr_due", "ac_due")
 TRACK_DUE_LABEL = "Runs of track {track} due"
 
 
@@ -110,9 +110,9 @@ def phase_applies(key: str, tracks: Sequence[Track]) -> bool:
     """Does the phase `key` mean something for a campaign with these tracks? pr_due and
     ac_due do not in a campaign with ranking/response tracks and no track of their kind:
     it stores them only to keep the columns filled (campaign.services)."""
-    if key not in R2C2_DUE_KINDS or not any(track.is_rubric for track in tracks):
+    if key not in R2C2_DUES or not any(track.is_rubric for track in tracks):
         return True
-    return any(track.kind == R2C2_DUE_KINDS[key] for track in tracks)
+    return any(kind_of(track.kind).due == key for track in tracks)
 
 
 def campaign_timeline(*, campaign: Campaign, now: datetime) -> list[TimelineEntry]:

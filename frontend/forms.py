@@ -5,18 +5,11 @@ from typing import Any
 
 from django import forms
 
-from campaign.models import TrackKind
+from campaign.kinds import KINDS, Kind, kind_of
 from campaign.selectors import TrackWindow
 from campaign.text_fields import NOTE, CleanTextFormField
 from grading.models import Judgment
 
-#: The run names of each kind of track, as the upload form explains them.
-RUN_NAME_HELP = {
-    TrackKind.PR: "[Team]-PG-[n] or [Team]-PO-[n] for PR runs",
-    TrackKind.AC: "[Team]-AC-[n] for AC runs",
-    TrackKind.RANKING: "[Team]-[label] for ranking runs (TREC format)",
-    TrackKind.RESPONSE: "[Team]-[label] for response runs (JSONL)",
-}
 LABEL_HELP = "a label is letters, digits and '_', at most 32"
 
 
@@ -56,10 +49,18 @@ class RunUploadForm(forms.Form):
         field.choices = [(w.track.slug, _track_choice(w, zone)) for w in self.offered]
         field.refusals = {w.track.slug: w.refusal for w in windows
                           if w not in self.offered and w.refusal is not None}
-        kinds = {w.track.kind for w in self.offered}
-        if kinds & {TrackKind.RANKING, TrackKind.RESPONSE}:
-            names = [text for kind, text in RUN_NAME_HELP.items() if kind in kinds]
-            self.fields["name"].help_text = "; ".join(names) + f" ({LABEL_HELP})"
+        offered = {w.track.kind for w in self.offered}
+        if any(kind_of(kind).rubric for kind in offered):
+            self.fields["name"].help_text = "; ".join(
+                run_name_help(kind) for kind in KINDS.values() if kind.value in offered
+            ) + f" ({LABEL_HELP})"
+
+
+def run_name_help(kind: Kind) -> str:
+    """How the upload form explains a kind's run names: "[Team]-[label] for ranking runs (TREC
+    format)"."""
+    return (f"{kind.run_names} for {kind.noun} runs"
+            + (f" ({kind.file_format})" if kind.file_format else ""))
 
 
 def _track_choice(window: TrackWindow, zone: str) -> str:

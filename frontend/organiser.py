@@ -13,7 +13,8 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from campaign.models import Campaign, Role, TrackKind
+from campaign.kinds import kinds
+from campaign.models import Campaign, Role
 from campaign.selectors import campaign_role
 from frontend.agreement import agreement_sections
 from frontend.forms import JudgmentEditForm
@@ -179,7 +180,7 @@ def judgment_detail(request: HttpRequest, judgment_id: int) -> HttpResponse:
         # A grade is edited on its own page (a grade and a note, not correct/relevant);
         # it is the same grade under every ranking/response track of the campaign.
         track = judgment.campaign.tracks.filter(
-            kind__in=[TrackKind.RANKING, TrackKind.RESPONSE]).order_by("slug").first()
+            kind__in=kinds(rubric=True)).order_by("slug").first()
         if track is None:
             raise Http404("No ranking or response track to grade on.")
         return redirect("rubric-grade", slug=judgment.campaign.slug, track=track.slug,

@@ -11,7 +11,8 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from campaign.models import Campaign, Role, TrackKind
+from campaign.kinds import kinds
+from campaign.models import Campaign, Role
 from campaign.selectors import (
     TrackWindow,
     campaign_list,
@@ -99,7 +100,7 @@ def campaign_runs(request: HttpRequest, slug: str) -> HttpResponse:
         "shared_after": campaign.pr_due,
         "submit_closed": _submit_link_closed(campaign=campaign, role=role, now=now),
         # Only PR runs are shared: a campaign of ranking/response tracks has nothing to say.
-        "has_pr_track": campaign.tracks.filter(kind=TrackKind.PR).exists(),
+        "has_pr_track": campaign.tracks.filter(kind__in=kinds(shared=True)).exists(),
     }
     return render(request, "frontend/runs.html", context)
 

@@ -15,7 +15,8 @@ from django.db.models import (
     QuerySet,
 )
 
-from campaign.models import Campaign, Role, TrackKind
+from campaign.kinds import kind_of, kinds
+from campaign.models import Campaign, Role
 from campaign.selectors import campaign_membership, campaign_role
 from grading.llm.rubric import UNPARSED_GRADE
 from grading.models import (
@@ -82,7 +83,7 @@ def marked_run_for_user(
 ) -> Run | None:
     """The AC run with an official judgment whose marked version `user` may download, or None for
     "no such run" and "not yours to see" alike: the caller answers one 404 (docs/access.md)."""
-    run = (Run.objects.filter(pk=run_id, track__kind=TrackKind.AC)
+    run = (Run.objects.filter(pk=run_id, track__kind__in=kinds(answers=True))
            .select_related("track__campaign").first())
     if run is None:
         return None
@@ -127,20 +128,16 @@ class RunProgress:
         return self.nuggets + self.answers + self.pairs
 
 
-#: The kinds of track whose runs are graded (PR runs are scored on derived qrels only).
-GRADED_TRACK_KINDS = (TrackKind.AC, TrackKind.RANKING, TrackKind.RESPONSE)
-
-
 def ac_runs(*, campaign: Campaign) -> QuerySet[Run]:
     """The current, accepted AC runs of a campaign: what the R2C2 pipeline works on."""
-    return (Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current()
+    return (Run.objects.filter(track__campaign=campaign).of_kinds(answers=True).current()
             .accepted().select_related("team", "track"))
 
 
 def graded_runs(*, campaign: Campaign) -> QuerySet[Run]:
     """The current, accepted runs of a campaign that grading works on: AC, ranking and
     response runs."""
-    return (Run.objects.filter(track__campaign=campaign, track__kind__in=GRADED_TRACK_KINDS)
+    return (Run.objects.filter(track__campaign=campaign).of_kinds(graded=True)
             .current().accepted().select_related("team", "track"))
 
 
@@ -150,7 +147,7 @@ def grading_progress(*, campaign: Campaign) -> list[RunProgress]:
     runs = list(graded_runs(campaign=campaign).order_by("name"))
     pairs = rubric_pair_counts(campaign=campaign,
                                runs=[run for run in runs if run.track.is_rubric])
-    run_ids = [run.pk for run in runs if run.track.kind == TrackKind.AC]
+    run_ids = [run.pk for run in runs if kind_of(run.track.kind).answers]
     nuggets = _count_by_run(NuggetRecord.objects.filter(run__in=run_ids), "run")
     answers = _count_by_run(AnswerRecord.objects.filter(run__in=run_ids), "run")
     unlabelled = Q(judgment__llm_label__isnull=True, judgment__edited_label__isnull=True)

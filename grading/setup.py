@@ -10,7 +10,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from campaign.models import Campaign, Track, TrackKind
+from campaign.kinds import kinds
+from campaign.models import Campaign, Track
 from embedded_judge.models import ModelInstallError
 from embedded_judge.shared import SharedJudge, shared_judge
 from grading.llm.calls import JudgeConfig
@@ -111,7 +112,7 @@ def judge_named(campaign: Campaign, name: str) -> OpenAIJudge:
     if name == "official":
         return official_judge(campaign)
     if name == "second":
-        for track in campaign.tracks.filter(kind=TrackKind.AC).order_by("slug"):
+        for track in campaign.tracks.filter(kind__in=kinds(second_judge=True)).order_by("slug"):
             judge = second_judge(track)
             if judge is not None:
                 return judge

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign.api import campaign_named, error_responses, organiser_campaign
-from campaign.models import Campaign, Track, TrackKind
+from campaign.models import Campaign, Track
 from grading.selectors import ac_runs
 from grading.work.dispatch import enqueue_scoring
 from infrastructure.api_errors import authenticated_user
@@ -223,7 +223,7 @@ class ExportView(APIView):
                 f'attachment; filename="{slug}-{track.slug}-{GRADED_JSONL}"')
             return stream
         if name == "res.zip":
-            runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR) \
+            runs = Run.objects.filter(track__campaign=campaign).of_kinds(shared=True) \
                 .current().accepted()
             body, kind = res_zip(runs.order_by("name")), "application/zip"
         elif name == "marked.zip":

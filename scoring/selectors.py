@@ -127,7 +127,7 @@ def runs_scores_visible(
 def graded_ac_runs(*, campaign: Campaign) -> list[Run]:
     """The current AC runs that have been graded: what leaderboards and qrels use."""
     return list(
-        Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.AC).current().judged()
+        Run.objects.filter(track__campaign=campaign).of_kinds(answers=True).current().judged()
         .not_withdrawn()
         .select_related("team", "track").order_by("name")
     )

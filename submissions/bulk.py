@@ -21,7 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from campaign.models import Campaign, Track, TrackKind
+from campaign.kinds import KINDS, kind_of, with_article
+from campaign.models import Campaign, Track
 from submissions.checks import BAD_RUN_NAME, RunRefused, run_check_membership, run_check_upload
 from submissions.formats.common import ASCII_WHITESPACE, UTF8_BOM
 from submissions.formats.run_names import parse_run_name
@@ -52,14 +53,8 @@ AMBIGUOUS_TRACK = (
     "run {name}: the campaign has several tracks it may go to ({tracks}); name the track "
     "(the track field of the bulk upload, --track of submit_runs)"
 )
-EXPECTED_NAMES = {
-    TrackKind.PR: "[Team]-PG-[n] or [Team]-PO-[n] for a PR run",
-    TrackKind.AC: "[Team]-AC-[n] for an AC run",
-    TrackKind.RANKING: (
-        "[Team]-[label] for a ranking or response run (label: letters, digits and '_', "
-        "at most 32)"
-    ),
-}
+#: What a label of a ranking or response run name may hold.
+LABEL_RULE = " (label: letters, digits and '_', at most 32)"
 #: Bytes of a file enough to tell a response run (JSONL) from a TREC run.
 HEAD_BYTES = 4096
 UNPACK_CHUNK = 1 << 20
@@ -86,8 +81,9 @@ def run_track(
     if rubric_tracks and parse_rubric_run_name(name) is not None:
         if len(rubric_tracks) > 1:
             first_bytes = head if isinstance(head, bytes) else head()
-            kind = TrackKind.RESPONSE if _looks_like_jsonl(first_bytes) else TrackKind.RANKING
-            rubric_tracks = [track for track in rubric_tracks if track.kind == kind]
+            jsonl = _looks_like_jsonl(first_bytes)
+            rubric_tracks = [track for track in rubric_tracks
+                             if (kind_of(track.kind).file_format == "JSONL") == jsonl]
         if len(rubric_tracks) == 1:
             return rubric_tracks[0]
         slugs = ", ".join(track.slug for track in tracks if track.is_rubric)
@@ -96,9 +92,23 @@ def run_track(
         raise _name_refused(ZIP_NO_TRACK.format(name=name, kind=r2c2_name.kind.upper()))
     if not rubric_tracks:
         raise _name_refused(BAD_RUN_NAME.format(name=name))
-    kinds = {TrackKind.RANKING if track.is_rubric else TrackKind(track.kind) for track in tracks}
-    expected = [text for kind, text in EXPECTED_NAMES.items() if kind in kinds]
-    raise _name_refused(BAD_ANY_RUN_NAME.format(name=name, expected=", or ".join(expected)))
+    raise _name_refused(BAD_ANY_RUN_NAME.format(name=name,
+                                                expected=", or ".join(_expected_names(tracks))))
+
+
+def _expected_names(tracks: Sequence[Track]) -> list[str]:
+    """How the tracks' run names go, each naming rule once with the kinds that follow it:
+    "[Team]-AC-[n] for an AC run", "[Team]-[label] for a ranking or response run (...)"."""
+    present = {track.kind for track in tracks}
+    nouns: dict[str, list[str]] = {}
+    labelled: set[str] = set()
+    for kind in KINDS.values():
+        if kind.value in present:
+            nouns.setdefault(kind.run_names, []).append(kind.noun)
+            if kind.rubric:
+                labelled.add(kind.run_names)
+    return [f"{names} for {with_article(' or '.join(of))} run"
+            + (LABEL_RULE if names in labelled else "") for names, of in nouns.items()]
 
 
 def _looks_like_jsonl(head: bytes) -> bool:

@@ -10,7 +10,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from campaign.models import Campaign, Role, Team, Track, TrackKind
+from campaign.kinds import behaviour, kind_of, with_article
+from campaign.models import Campaign, Role, Team, Track
 from campaign.selectors import campaign_membership, track_window_refusal, track_windows
 from campaign.text_fields import NOTE, text_problem
 from submissions.formats.run_names import parse_run_name
@@ -23,7 +24,7 @@ BAD_RUN_NAME = (
     "found run name {name!r}; expected [Team]-PG-[n] or [Team]-PO-[n] for a PR run, "
     "[Team]-AC-[n] for an AC run"
 )
-WRONG_TRACK = "run {name} is a{article} {kind} run; expected a name for the {track} track ({kinds})"
+WRONG_TRACK = "run {name} is {kind} run; expected a name for the {track} track ({kinds})"
 BAD_RUN_NUMBER = "run {name} has number {number}; expected 1 to {max_runs} in track {track}"
 UNKNOWN_TEAM = "run {name} names team {team}, which is not a team of campaign {campaign}"
 NOT_A_MEMBER = "you are not a participant or organiser of campaign {campaign}"
@@ -122,7 +123,7 @@ def check_rules(
     problem = text_problem(description, what="description", line_breaks=True, cap=NOTE)
     if problem is not None:
         raise RunRefused(400, problem, [{"field": "description", "message": problem}])
-    team_name = _rubric_run_team(track, name) if track.is_rubric else _r2c2_run_team(track, name)
+    team_name = behaviour(kind_of(track.kind).team_of)(track, name)
 
     membership = campaign_membership(campaign=campaign, user=user)
     organiser = bool(getattr(user, "is_superuser", False)) or (
@@ -150,25 +151,22 @@ def check_rules(
     return team, organiser
 
 
-def _r2c2_run_team(track: Track, name: str) -> str:
+def r2c2_run_team(track: Track, name: str) -> str:
     """The team a PR or AC run name names, or RunRefused."""
     run_name = parse_run_name(name)
     if run_name is None:
         raise RunRefused(400, BAD_RUN_NAME.format(name=name),
                          [{"field": "name", "message": BAD_RUN_NAME.format(name=name)}])
     if run_name.kind != track.kind:
-        kinds = "[Team]-PG-[n] or [Team]-PO-[n]" if track.kind == TrackKind.PR else "[Team]-AC-[n]"
-        message = WRONG_TRACK.format(
-            name=name, article="n" if run_name.kind == "ac" else "", kind=run_name.kind.upper(),
-            track=track.slug, kinds=kinds,
-        )
+        message = WRONG_TRACK.format(name=name, kind=with_article(run_name.kind.upper()),
+                                     track=track.slug, kinds=kind_of(track.kind).run_names)
         raise RunRefused(400, message, [{"field": "name", "message": message}])
     # The highest number depends on the team's standing (refunds, grants, withdrawals):
     # `check_quota` checks it once the team is known.
     return run_name.team
 
 
-def _rubric_run_team(track: Track, name: str) -> str:
+def rubric_run_team(track: Track, name: str) -> str:
     """The team a ranking or response run name names, or RunRefused; the name has no number,
     so the quota is a count."""
     run_name = parse_rubric_run_name(name)

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from campaign.models import Team, Track, TrackKind
+from campaign.kinds import kinds
+from campaign.models import Team, Track
 
 
 class RunStatus(models.TextChoices):
@@ -64,9 +65,9 @@ class RunQuerySet(models.QuerySet["Run"]):
         """Runs that passed validation (RunStatus.ACCEPTED)."""
         return self.filter(status__in=RunStatus.ACCEPTED)
 
-    def of_kind(self, kind: TrackKind | str) -> RunQuerySet:
-        """Runs of tracks of one kind (PR, AC, ranking or response)."""
-        return self.filter(track__kind=kind)
+    def of_kinds(self, **facts: bool) -> RunQuerySet:
+        """Runs of tracks whose kind has these facts (campaign.kinds): of_kinds(shared=True)."""
+        return self.filter(track__kind__in=kinds(**facts))
 
     def in_grading(self) -> RunQuerySet:
         """Runs queued for grading or being graded (RunStatus.IN_GRADING)."""
@@ -254,7 +255,7 @@ class RankedPassageQuerySet(models.QuerySet["RankedPassage"]):
     def graded(self) -> RankedPassageQuerySet:
         """The passages grading rates, the one statement of the rule: a ranking run's top
         `track.depth` per query and every segment of a response run."""
-        return self.filter(models.Q(run__track__kind=TrackKind.RESPONSE)
+        return self.filter(~models.Q(run__track__kind__in=kinds(ranked=True))
                            | models.Q(rank__lte=models.F("run__track__depth")))
 
 

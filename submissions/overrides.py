@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from campaign.models import Team, Track, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Team, Track
 from campaign.text_fields import NOTE, text_problem
 from submissions.models import (
     MAX_GRANT,
@@ -61,7 +62,7 @@ def _check_allowed(run: Run, action: RunActionKind) -> None:
             name=run.name, created=run.created_at.strftime("%Y-%m-%d %H:%M:%S")))
     if run.status not in RunStatus.ACCEPTED:
         raise OverrideRefused(409, NOT_ACCEPTED.format(name=run.name, action=action.value))
-    if action == RunActionKind.RERUN and run.track.kind == TrackKind.PR:
+    if action == RunActionKind.RERUN and not kind_of(run.track.kind).graded:
         raise OverrideRefused(409, NOT_GRADED.format(name=run.name))
     if action == RunActionKind.WITHDRAW and run.withdrawn:
         raise OverrideRefused(409, ALREADY_WITHDRAWN.format(name=run.name))

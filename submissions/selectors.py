@@ -13,7 +13,8 @@ from typing import IO
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from campaign.models import Campaign, CorpusPassage, Role, Team, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Campaign, CorpusPassage, Role, Team
 from campaign.selectors import campaign_membership, campaign_role
 from submissions.models import PassageRecord, RankedPassage, Run, RunQuerySet, RunStatus
 
@@ -22,14 +23,14 @@ def shared_pr_runs(*, campaign: Campaign, now: datetime) -> RunQuerySet:
     """The PR runs shared with every team: all current valid ones, once pr_due has passed."""
     if now <= campaign.pr_due:
         return Run.objects.none()
-    return (Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR).current()
+    return (Run.objects.filter(track__campaign=campaign).of_kinds(shared=True).current()
             .accepted().select_related("team", "track").order_by("name"))
 
 
 def visible_pr_run_names(*, campaign: Campaign, team: Team, now: datetime) -> dict[str, int]:
     """PR runs an AC run of `team` may cite, as run name -> id of its current version: the
     team's own, and after pr_due every shared one."""
-    runs = Run.objects.filter(track__campaign=campaign).of_kind(TrackKind.PR).current().accepted()
+    runs = Run.objects.filter(track__campaign=campaign).of_kinds(shared=True).current().accepted()
     if now <= campaign.pr_due:
         runs = runs.filter(team=team)
     return dict(runs.values_list("name", "id"))
@@ -58,7 +59,7 @@ def runs_visible(
         return runs.none()
     own = runs.filter(team_id=membership.team_id)
     if include_shared and now > campaign.pr_due:
-        return own | runs.of_kind(TrackKind.PR).current().accepted()
+        return own | runs.of_kinds(shared=True).current().accepted()
     return own
 
 
@@ -122,7 +123,7 @@ def passages_to_grade(*, run: Run, qids: Collection[str] | None = None) -> list[
     passages = RankedPassage.objects.filter(run=run).graded().order_by("qid", "rank")
     if qids is not None:
         passages = passages.filter(qid__in=sorted(qids))
-    if track.kind == TrackKind.RANKING:
+    if kind_of(track.kind).ranked:  # its docids are the corpus's: the text is there
         corpus_text = CorpusPassage.objects.filter(
             campaign_id=track.campaign_id, docid=OuterRef("docid")).values("text")[:1]
         rows: Iterable[tuple[str, str, int, str | None]] = (

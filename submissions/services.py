@@ -4,34 +4,28 @@ nothing, once every check has passed (docs/submissions.md)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from campaign.models import Team, Track, TrackKind
+from campaign.kinds import behaviour, kind_of
+from campaign.models import Team, Track
 from submissions.checks import RunRefused, check_quota, check_rules
-from submissions.formats.ac_run import parse_ac_run
 from submissions.formats.common import Problem
 from submissions.formats.control_characters import visible
-from submissions.formats.pr_run import iter_pr_run
-from submissions.models import AnswerRecord, NuggetRecord, PassageRecord, Run, RunStatus
-from submissions.rubric_runs import store_ranking_passages, store_response_passages
-from submissions.selectors import pr_run_ranks, visible_pr_run_names
+from submissions.models import Run, RunStatus
+from submissions.stores import Storing, VisiblePrRuns
 
 RUN_BEING_REPLACED = "run {name} was uploaded by someone else at the same moment; try again"
 INVALID_RUN = "{name} was not accepted: {count} problem(s) in the file; nothing was stored"
 MORE_PROBLEMS = "and {count} more problem(s) of the same kinds, not listed"
 # A file with every line wrong would otherwise give a report larger than the file.
 MAX_REPORTED_PROBLEMS = 1000
-# Records are inserted in batches: a 50 MB run never sits in memory as ORM objects.
-INSERT_BATCH = 2000
 HASH_CHUNK = 1 << 20
 
 
@@ -56,28 +50,6 @@ class _HashingReader:
         return data
 
 
-class _VisiblePrRuns(Mapping[str, Mapping[str, frozenset[int]]]):
-    """The PR runs an AC run may cite: names from one query, a run's ranks loaded only when it
-    is cited."""
-
-    def __init__(self, *, track: Track, team: Team, now: datetime) -> None:
-        self._names = visible_pr_run_names(campaign=track.campaign, team=team, now=now)
-        self._ranks: dict[str, Mapping[str, frozenset[int]]] = {}
-
-    def __getitem__(self, name: str) -> Mapping[str, frozenset[int]]:
-        if name not in self._names:
-            raise KeyError(name)
-        if name not in self._ranks:
-            self._ranks[name] = pr_run_ranks(run_id=self._names[name])
-        return self._ranks[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._names))
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-
 def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
     # The report is stored as JSON, which PostgreSQL refuses with a NUL in it: a message
     # that quotes a value shows its control characters escaped.
@@ -87,54 +59,6 @@ def _problem_dicts(problems: list[Problem]) -> list[dict[str, Any]]:
         report.append({"line": 0, "field": "file", "message": MORE_PROBLEMS.format(
             count=len(problems) - MAX_REPORTED_PROBLEMS)})
     return report
-
-
-def _store_pr_records(run: Run, reader: _HashingReader, known_qids: set[str]) -> list[Problem]:
-    problems: list[Problem] = []
-    batch: list[PassageRecord] = []
-    qids: set[str] = set()
-    count = 0
-    for record in iter_pr_run(reader, problems, known_qids=known_qids,
-                              max_passage_chars=settings.MAX_PASSAGE_CHARS):
-        if problems:
-            continue  # the run will be rejected: stop building rows, keep finding problems
-        batch.append(PassageRecord(run=run, qid=record.qid, rank=record.rank,
-                                   doc_id=record.doc_id, text=record.text))
-        qids.add(record.qid)
-        if len(batch) >= INSERT_BATCH:
-            PassageRecord.objects.bulk_create(batch)
-            count += len(batch)
-            batch = []
-    if not problems:
-        PassageRecord.objects.bulk_create(batch)
-        run.questions, run.records = len(qids), count + len(batch)
-    return problems
-
-
-def _store_ac_records(
-    run: Run, reader: _HashingReader, known_qids: set[str], shared: _VisiblePrRuns
-) -> list[Problem]:
-    result = parse_ac_run(reader, known_qids=known_qids, shared_pr_runs=shared,
-                          max_answer_chars=settings.MAX_ANSWER_CHARS)
-    if result.problems:
-        return result.problems
-    answers = AnswerRecord.objects.bulk_create(
-        AnswerRecord(run=run, qid=a.qid, answer=a.answer, confidence=a.confidence)
-        for a in result.records
-    )
-    NuggetRecord.objects.bulk_create(
-        (
-            NuggetRecord(answer=row, run=run, qid=a.qid, nugget_num=n.nugget_num,
-                         pr_run_name=n.passage_key.run_name, passage_rank=n.passage_key.rank,
-                         text=n.text)
-            for row, a in zip(answers, result.records, strict=True)
-            for n in a.nuggets
-        ),
-        batch_size=INSERT_BATCH,
-    )
-    run.questions = len(result.records)
-    run.records = sum(len(a.nuggets) for a in result.records)
-    return []
 
 
 def run_submit(
@@ -167,16 +91,9 @@ def run_submit(
                       original_filename=filename[:255], uploaded_by_id=user.pk,
                       status=RunStatus.RECEIVED, sha256="", size=0)
             run.save()
-            if track.kind == TrackKind.PR:
-                problems = _store_pr_records(run, reader, known_qids)
-            elif track.kind == TrackKind.RANKING:
-                problems = store_ranking_passages(run, reader, campaign=campaign,
-                                                  known_qids=known_qids)
-            elif track.kind == TrackKind.RESPONSE:
-                problems = store_response_passages(run, reader, known_qids=known_qids)
-            else:
-                shared = _VisiblePrRuns(track=track, team=team, now=now)
-                problems = _store_ac_records(run, reader, known_qids, shared)
+            store = behaviour(kind_of(track.kind).store)
+            problems = store(Storing(run=run, file=reader, known_qids=known_qids,
+                                     shared=VisiblePrRuns(track=track, team=team, now=now)))
             _drain(reader)
             if problems:
                 raise _Rejected

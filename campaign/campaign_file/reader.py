@@ -35,7 +35,8 @@ from campaign.campaign_file.questions import QuestionSpec, read_questions
 from campaign.campaign_file.rubric_files import corpus_problems, read_test_bank
 from campaign.campaign_file.sections import Section
 from campaign.campaign_file.teams import Teams, TeamSpec, team_problems
-from campaign.campaign_file.tracks import R2C2_KINDS, Tracks, TrackSpec, names_r2c2_tracks
+from campaign.campaign_file.tracks import Tracks, TrackSpec, names_r2c2_tracks
+from campaign.kinds import kind_of
 from submissions.formats.test_bank import QueryBank
 
 TRACK_DUE_ORDER = "{file}: {key} ({due}) is {relation} phases.{phase} ({at})"
@@ -79,7 +80,7 @@ class CampaignSpec:
 
     @property
     def has_r2c2_tracks(self) -> bool:
-        return any(track.kind in R2C2_KINDS for track in self.tracks)
+        return any(not kind_of(track.kind).rubric for track in self.tracks)
 
 
 class Thresholds(Section):

@@ -22,6 +22,7 @@ from campaign.campaign_file.fields import (
 )
 from campaign.campaign_file.problems import Refused
 from campaign.campaign_file.sections import Items, Section
+from campaign.kinds import KINDS, kind_of, with_article
 from campaign.vocabulary import ANSWER_CHECKS, RubricAnswerCheck
 from scoring.measures.catalogue import RANKS_BY, significance_candidates
 
@@ -33,9 +34,7 @@ BAD_TESTED = ("'{value}' cannot be tested on {kind} track (expected one of: {exp
               "{ranking}, the ranking measure, always is)")
 DUPLICATE_TRACK = "duplicate track slug '{slug}'"
 
-R2C2_KINDS = ("pr", "ac")
-RUBRIC_KINDS = ("ranking", "response")
-TRACK_KINDS = (*R2C2_KINDS, *RUBRIC_KINDS)
+TRACK_KINDS = tuple(KINDS)
 R2C2_TRACK_KEYS = ("slug", "kind", "max_runs_per_team", "answer_check", "second_judge")
 RUBRIC_TRACK_KEYS = ("due", "depth", "min_grade", "label", "cover_k")
 TRACK_KEYS = (*R2C2_TRACK_KEYS, *RUBRIC_TRACK_KEYS, "significance_tests")
@@ -74,7 +73,7 @@ class TrackSpec:
 
 def default_answer_check(kind: str) -> str:
     """What a track checks answers against when its file says nothing."""
-    return str(RubricAnswerCheck.NONE) if kind in RUBRIC_KINDS else "nuggets"
+    return str(RubricAnswerCheck.NONE) if kind_of(kind).rubric else "nuggets"
 
 
 class Measures(Value):
@@ -91,8 +90,7 @@ class Measures(Value):
             raise self.wrong_type(data)
         ranking = RANKS_BY[self.kind]
         allowed = [name for name in significance_candidates(self.kind) if name != ranking]
-        article = "an" if self.kind[0] in "aeiou" else "a"
-        bad = [BAD_TESTED.format(value=name, kind=f"{article} {self.kind}",
+        bad = [BAD_TESTED.format(value=name, kind=with_article(self.kind),
                                  expected=", ".join(allowed), ranking=ranking)
                for name in data if name not in allowed]
         tested = tuple(dict.fromkeys(name for name in data if name in allowed))
@@ -124,23 +122,24 @@ class Track(Section):
 
     def get_fields(self) -> dict[str, Any]:
         kind = self.track_kind
+        entry = KINDS.get(kind) if kind is not None else None
         fields: dict[str, Any] = {
             "slug": Matching(SLUG_RE, BAD_SLUG),
             "kind": Choice(TRACK_KINDS, text_first=True),
             "max_runs_per_team": WholeNumber(null_is_missing=False, required=False),
         }
-        if kind == "pr":
+        if entry is not None and not entry.graded:
             fields["answer_check"] = NotHere(ANSWER_CHECK_ON_PR, required=False)
-        elif kind == "ac":
+        elif entry is not None and not entry.rubric:
             fields["answer_check"] = Choice(tuple(map(str, ANSWER_CHECKS)), required=False)
-        elif kind in RUBRIC_KINDS:
+        elif entry is not None:
             fields["answer_check"] = Choice(RUBRIC_ANSWER_CHECKS,
-                                            default=default_answer_check(kind))
+                                            default=default_answer_check(entry.value))
         fields["second_judge"] = SecondJudge(required=False)
-        if kind in R2C2_KINDS:
+        if entry is not None and not entry.rubric:
             fields |= {key: NotHere(RUBRIC_KEY_ON_R2C2.format(kind=kind), null_is_missing=False,
                                     required=False) for key in RUBRIC_TRACK_KEYS}
-        elif kind in RUBRIC_KINDS:
+        elif entry is not None:
             # min_grade 0 would count every item as answered: the measures refuse it.
             fields |= {
                 "due": Timestamp(),
@@ -191,4 +190,4 @@ def names_r2c2_tracks(doc: Any) -> bool:
     if not isinstance(tracks, list) or not tracks:
         return True
     kinds = [item.get("kind") if isinstance(item, dict) else None for item in tracks]
-    return not all(kind in RUBRIC_KINDS for kind in kinds)
+    return not all(kind in KINDS and kind_of(kind).rubric for kind in kinds)

@@ -12,7 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from campaign.models import RUBRIC_TRACK_KINDS, TestBankItem
+from campaign.kinds import kinds
+from campaign.models import TestBankItem
 from campaign.selectors import testbank_items
 from campaign.testbank import TestBankRefused, testbank_add, testbank_edit, testbank_retire
 from frontend.organiser import _organiser_campaign, _user
@@ -118,7 +119,7 @@ def _item_page(request: HttpRequest, item: TestBankItem, *, edit: TestBankEditFo
                retire: TestBankRetireForm) -> HttpResponse:
     context = {"campaign": item.campaign, "item": item, "edit": edit, "retire": retire,
                "history": item.edits.select_related("user").order_by("-at", "-id"),
-               "tracks": item.campaign.tracks.filter(kind__in=RUBRIC_TRACK_KINDS)
+               "tracks": item.campaign.tracks.filter(kind__in=kinds(rubric=True))
                .order_by("slug")}
     status = 400 if edit.errors or retire.errors else 200
     return render(request, "frontend/organiser/testbank_item.html", context, status=status)

@@ -7,7 +7,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from campaign.models import Campaign, Track, TrackKind
+from campaign.kinds import kinds
+from campaign.models import Campaign, Track
 from grading.agreement.guarantee import Threshold, Verdict, choose_threshold
 from grading.models import (
     AnswerEvaluation,
@@ -37,7 +38,7 @@ class LabelledItem:
 def rubric_min_grade(campaign: Campaign) -> int:
     """The grade at which a rubric label counts as "answered" for agreement."""
     track = (Track.objects.filter(campaign=campaign,
-                                  kind__in=(TrackKind.RANKING, TrackKind.RESPONSE))
+                                  kind__in=kinds(rubric=True))
              .order_by("slug").first())
     return track.min_grade if track is not None else DEFAULT_MIN_GRADE
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
+from campaign.kinds import kinds
+from campaign.models import Campaign, TestBankItem
 from grading.judge import Judge
 from grading.judgment_cache import GradingProgress
 from grading.rubric.grades import RubricGradeReport, rubric_items_grade
@@ -16,7 +17,7 @@ from submissions.models import Run, RunQuerySet, RunStatus
 
 def _rubric_runs(campaign: Campaign) -> RunQuerySet:
     return Run.objects.filter(track__campaign=campaign,
-                              track__kind__in=RUBRIC_TRACK_KINDS).current()
+                              track__kind__in=kinds(rubric=True)).current()
 
 
 def testbank_changed(*, campaign: Campaign, items: Sequence[TestBankItem]) -> str | None:

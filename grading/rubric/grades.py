@@ -4,12 +4,14 @@ item text) shared by every run (docs/rubric.md, "Grading")."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from campaign.models import RUBRIC_TRACK_KINDS, Campaign, TestBankItem
+from campaign.kinds import kinds
+from campaign.models import Campaign, TestBankItem
 from campaign.vocabulary import RubricAnswerCheck
 from grading.judge import Judge, RubricInput
 from grading.judgment_cache import (
@@ -123,6 +125,15 @@ def rubric_run_grade(
                         batch=batch, progress=progress, claim=claim)
 
 
+def grade_rubric_part(*, run: Run, judge: Judge, claim: Claim, qids: Collection[str] | None,
+                      watch: Callable[[str], AbstractContextManager[GradingProgress]]
+                      ) -> RubricGradeReport:
+    """Grade a claimed ranking or response run, whole, as the track-kind registry names it. No
+    second judge: a grade is a passage's and an item's, shared by every run and track."""
+    with watch(run.name) as progress:
+        return rubric_run_grade(run=run, judge=judge, progress=progress, claim=claim)
+
+
 def rubric_items_grade(
     *, campaign: Campaign, items: Collection[int], judge: Judge, batch: int = 1024,
     progress: GradingProgress | None = None,
@@ -130,7 +141,7 @@ def rubric_items_grade(
     """Grade test-bank `items` (ids; just added or edited) on what the graded, queued and grading
     runs rated for their queries, and only that (docs/rubric.md, "The test bank")."""
     wanted = _current_items(campaign, items)
-    runs = (Run.objects.filter(track__campaign=campaign, track__kind__in=RUBRIC_TRACK_KINDS)
+    runs = (Run.objects.filter(track__campaign=campaign, track__kind__in=kinds(rubric=True))
             .current().filter(status__in=RunStatus.JUDGED | RunStatus.IN_GRADING)
             .select_related("track").order_by("pk"))
     passages = [(p.qid, p.docid, p.text) for run in runs

@@ -4,24 +4,18 @@ ended; the Celery task and the `grade` command both take it (docs/operations.md)
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from campaign.kinds import behaviour, kind_of
 from grading.judge import Judge, JudgeUnavailable
 from grading.judgment_cache import GradingProgress, Unwatched
 from grading.models import GradingPart
-from grading.r2c2.pipeline import (
-    GOLD_ANSWERS_MISSING,
-    GoldAnswersMissing,
-    GradeReport,
-    questions_without_gold,
-    run_grade,
-    second_pass,
-)
-from grading.rubric.grades import RubricGradeReport, rubric_run_grade
-from grading.setup import official_judge, second_judge
-from grading.work.claims import Claim, claim_heartbeat, claim_of, claimed_work
+from grading.r2c2.pipeline import GradeReport
+from grading.rubric.grades import RubricGradeReport
+from grading.setup import official_judge
+from grading.work.claims import claim_heartbeat, claim_of, claimed_work
 from grading.work.rounds import part_fail, part_graded, round_end_scoring
 from submissions.models import Run
 
@@ -56,8 +50,8 @@ def part_grading(
     *, part: GradingPart, token: str, judge: Judge | None = None, may_retry: bool = False,
     queue_scoring: bool = True, watch: GradingWatch = _unwatched, worker: str = "",
 ) -> GradingOutcome:
-    """Grade a part claimed with `token` with the official judge, then an AC track's second judge,
-    and record how it ended; the round's last part marks the run GRADED and may queue scoring.
+    """Grade a part claimed with `token` as its run's kind does (the kind registry's grader), and
+    record how it ended; the round's last part marks the run GRADED and may queue scoring.
     The outcomes: docs/operations.md, "How grading a run ends"."""
     run = part.job.run
     claim = claim_of(part, token=token)
@@ -66,22 +60,10 @@ def part_grading(
         part_fail(part=part, token=token, reason=reason)
 
     def work() -> tuple[RunGradeReport, bool]:
-        without_gold = [] if run.track.is_rubric else questions_without_gold(run)
-        if without_gold:
-            raise GoldAnswersMissing(GOLD_ANSWERS_MISSING.format(
-                track=run.track.slug, check=run.track.answer_check,
-                qids=", ".join(without_gold)))
+        grade = behaviour(kind_of(run.track.kind).grader)
         with claim_heartbeat(claim, name=f"heartbeat-part-{part.pk}"):
-            with watch(run.name) as progress:
-                report = _grade_pass(run=run, judge=judge or official_judge(run.track.campaign),
-                                     progress=progress, claim=claim, qids=part.qids)
-            # Rubric grades have no second slot: a grade belongs to a passage and an item,
-            # shared by every run and track, and no judge agreement is defined for it.
-            second = None if run.track.is_rubric else second_judge(run.track)
-            if second is not None:
-                with watch(f"{run.name} (second judge)") as progress:
-                    second_pass(run=run, judge=second, claim=claim, progress=progress,
-                                qids=part.qids)
+            report = grade(run=run, judge=judge or official_judge(run.track.campaign),
+                           claim=claim, qids=part.qids, watch=watch)
             with claim.hold():
                 graded = part_graded(part=part, calls=report.judge_calls,
                                      needs_review=report.needs_review, worker=worker)
@@ -95,11 +77,3 @@ def part_grading(
     scoring_task = round_end_scoring(run=run) if run_graded and queue_scoring else None
     return GradingOutcome(part=part, report=report, run_graded=run_graded,
                           scoring_task=scoring_task)
-
-
-def _grade_pass(*, run: Run, judge: Judge, progress: GradingProgress, claim: Claim,
-                qids: Collection[str] | None) -> RunGradeReport:
-    """One official pass over `run` (over `qids` only, when given), by its track's kind."""
-    if run.track.is_rubric:
-        return rubric_run_grade(run=run, judge=judge, progress=progress, claim=claim)
-    return run_grade(run=run, judge=judge, progress=progress, claim=claim, qids=qids)

@@ -13,9 +13,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from campaign.models import Campaign, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Campaign
 from grading.models import GradingJob, GradingPart, PartStatus
-from grading.selectors import GRADED_TRACK_KINDS
 from grading.work.claims import stale_before
 from grading.work.dispatch import enqueue_scoring, send_parts_grading
 from submissions.models import AnswerRecord, NuggetRecord, Run, RunStatus
@@ -34,7 +34,7 @@ def rounds_start(*, run_ids: Sequence[int]) -> list[int]:
     now = timezone.now()
     parts: list[int] = []
     with transaction.atomic():
-        runs = list(Run.objects.filter(pk__in=run_ids, track__kind__in=GRADED_TRACK_KINDS)
+        runs = list(Run.objects.filter(pk__in=run_ids).of_kinds(graded=True)
                     .current().accepted().select_related("track").order_by("pk"))
         for run in runs:
             job = _round_renewed(run_id=run.pk, now=now)
@@ -49,7 +49,7 @@ def round_take(*, run_id: int, token: str) -> GradingPart | None:
     its own process, never in chunks. None if a live task holds a part of the run's round."""
     now = timezone.now()
     with transaction.atomic():
-        run = (Run.objects.filter(pk=run_id, track__kind__in=GRADED_TRACK_KINDS)
+        run = (Run.objects.filter(pk=run_id).of_kinds(graded=True)
                .current().accepted().first())
         busy = GradingPart.objects.filter(job__run_id=run_id, status=PartStatus.GRADING,
                                           heartbeat__gte=stale_before(now)).exclude(token=token)
@@ -79,7 +79,7 @@ def _planned_parts(*, job: GradingJob, run: Run, now: datetime) -> list[GradingP
     """An AC run above GRADING_CHUNK_NUGGETS nugget records in chunks of whole questions; any
     other run in one part (docs/operations.md, "Large runs in chunks")."""
     plan = (chunk_plan(run=run, size=settings.GRADING_CHUNK_NUGGETS)
-            if run.track.kind == TrackKind.AC else [[]])
+            if kind_of(run.track.kind).in_parts else [[]])
     if len(plan) == 1:
         return [GradingPart(job=job, number=1, heartbeat=now)]
     counts = _nugget_counts(run)
@@ -166,7 +166,7 @@ def campaign_grading_queue(*, campaign: Campaign, include_graded: bool = False) 
     silent = Q(status=RunStatus.GRADING) & (
         Q(grading_job__isnull=True) | Q(grading_job__heartbeat__lt=stale_before(timezone.now())))
     return list(
-        Run.objects.filter(track__campaign=campaign, track__kind__in=GRADED_TRACK_KINDS)
+        Run.objects.filter(track__campaign=campaign).of_kinds(graded=True)
         .current().not_withdrawn().filter(Q(status__in=statuses) | silent)
         .order_by("pk").values_list("pk", flat=True)
     )

@@ -10,9 +10,9 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from campaign.kinds import kinds
 from campaign.models import Campaign
 from grading.models import GradingPart, PartStatus, WorkerHeartbeat
-from grading.selectors import GRADED_TRACK_KINDS
 from grading.work.claims import stale_before
 from submissions.models import Run, RunStatus
 
@@ -64,7 +64,7 @@ def runs_not_done(*, campaign: Campaign, now: datetime | None = None) -> list[Ru
     stale = stale_before(now)
     waiting = (Q(status__in=[RunStatus.RECEIVED, RunStatus.QUEUED, RunStatus.GRADING,
                              RunStatus.GRADED])
-               | Q(status=RunStatus.VALID, track__kind__in=GRADED_TRACK_KINDS))
+               | Q(status=RunStatus.VALID, track__kind__in=kinds(graded=True)))
     runs = (Run.objects.filter(waiting, track__campaign=campaign).current()
             .select_related("team", "track", "grading_job"))
     parts = _parts_of_rounds(runs)

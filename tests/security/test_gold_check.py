@@ -176,7 +176,7 @@ def test_an_unexpected_error_fails_the_run_and_the_command_without_a_traceback(
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("a bug in grading")
 
-    monkeypatch.setattr("grading.work.part_grading._grade_pass", broken)
+    monkeypatch.setattr("grading.r2c2.parts.grade_ac_part", broken)
     stderr = io.StringIO()
 
     with override_settings(GRADER_BASE_URL=server.base_url, GRADER_MODEL="scripted-judge"), \

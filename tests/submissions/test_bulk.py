@@ -15,7 +15,7 @@ from django.db import DataError
 from pytest_django import Settings as SettingsWrapper
 
 from campaign.models import Track
-from submissions import services
+from submissions import stores
 from submissions.bulk import ZIP_DUPLICATE, ZIP_MEMBER_FAILED
 from submissions.checks import NOT_A_MEMBER, NOT_YOUR_TEAM, TOO_MANY_RUNS_WITH_ZIP
 from submissions.models import PassageRecord, Run, RunStatus
@@ -200,14 +200,14 @@ def test_a_failure_while_storing_one_member_is_reported_for_it_and_the_others_st
     personas: Personas, tracks: dict[str, Track], media_in_tmp: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real_store = services._store_pr_records
+    real_store = stores._store_pr_records
 
     def failing_store(run: Run, *args: Any) -> Any:
         if run.name == "KYOTO-PG-1":  # e.g. the database refuses a value mid-way
             raise DataError("value too long for type character varying(200)")
         return real_store(run, *args)
 
-    monkeypatch.setattr(services, "_store_pr_records", failing_store)
+    monkeypatch.setattr(stores, "_store_pr_records", failing_store)
     content = make_zip({"KYOTO-PG-1": example("KYOTO-PG-1"), "WASEDA-PO-1": example("WASEDA-PO-1")})
 
     response = post_zip(personas, "organiser", content)

@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from campaign.models import Track, TrackKind
-from submissions.bulk import AMBIGUOUS_TRACK, BAD_ANY_RUN_NAME, EXPECTED_NAMES
+from campaign.models import Track
+from submissions.bulk import AMBIGUOUS_TRACK, BAD_ANY_RUN_NAME
 from submissions.models import RankedPassage, Run, RunStatus
 from tests.factories import TrackFactory
 from tests.grading.rubric_support import RUBRIC_RUNS, rubric_run
@@ -58,7 +58,8 @@ def test_a_name_of_no_kind_says_every_name_the_campaign_takes(rubric: Personas) 
     assert response.status_code == 400
     [result] = response.json()["results"]
     assert result["detail"] == BAD_ANY_RUN_NAME.format(
-        name="notes.txt", expected=EXPECTED_NAMES[TrackKind.RANKING])
+        name="notes.txt", expected="[Team]-[label] for a ranking or response run (label: "
+                                   "letters, digits and '_', at most 32)")
 
 
 def test_with_two_tracks_of_the_same_kind_the_track_must_be_named(rubric: Personas) -> None:

@@ -1,5 +1,5 @@
 """The run lifecycle asked one way everywhere: the named status sets on RunStatus and
-the RunQuerySet that reads them (`Run.objects.current().accepted().of_kind(...)`)."""
+the RunQuerySet that reads them (`Run.objects.current().accepted().of_kinds(...)`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from campaign.models import Team, Track, TrackKind
+from campaign.models import Team, Track
 from submissions.models import Run, RunStatus
 from tests.support import Personas
 
@@ -74,9 +74,10 @@ def test_accepted_leaves_out_received_and_invalid_uploads(runs: dict[str, Run]) 
     assert keys(Run.objects.accepted(), runs) == set(runs) - {"received", "invalid"}
 
 
-def test_of_kind_keeps_one_kind_of_track(runs: dict[str, Run]) -> None:
-    assert keys(Run.objects.of_kind(TrackKind.PR), runs) == {"pr"}
-    assert "pr" not in keys(Run.objects.of_kind(TrackKind.AC), runs)
+def test_of_kinds_keeps_the_kinds_with_those_facts(runs: dict[str, Run]) -> None:
+    assert keys(Run.objects.of_kinds(shared=True), runs) == {"pr"}
+    assert "pr" not in keys(Run.objects.of_kinds(graded=True), runs)
+    assert keys(Run.objects.of_kinds(graded=True), runs) == set(runs) - {"pr"}
 
 
 def test_in_grading_is_queued_or_being_graded(runs: dict[str, Run]) -> None:
@@ -93,5 +94,5 @@ def test_judged_keeps_a_run_queued_again_after_a_grading_that_succeeded(
 
 
 def test_the_methods_chain(runs: dict[str, Run]) -> None:
-    chained = Run.objects.of_kind(TrackKind.AC).current().accepted().in_grading()
+    chained = Run.objects.of_kinds(answers=True).current().accepted().in_grading()
     assert keys(chained, runs) == {"queued", "grading", "requeued", "failed-requeued"}
