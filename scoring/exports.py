@@ -7,17 +7,13 @@ import csv
 import io
 import zipfile
 from collections.abc import Iterable, Iterator
+from typing import get_args
 
 from grading.selectors import marked_run
 from scoring.leaderboard import SIGNIFICANCE_LEVEL, Leaderboard
 from scoring.measures import pr_qrels_lines
-from scoring.measures.catalogue import (
-    HSD_PERMUTATIONS,
-    label_of,
-    measures_of,
-    measures_of_kinds,
-)
-from scoring.measures.rubric import rubric_qrels_lines
+from scoring.measures.catalogue import HSD_PERMUTATIONS, Kind, measures_of_tracks
+from scoring.measures.rubric import DEFAULT_COVER_K, rubric_qrels_lines
 from scoring.rubric_selectors import RubricTrack, graded_paragraphs
 from scoring.workbench import workbench_line
 from submissions.formats.marked_ac_run import write_marked_ac_run
@@ -25,12 +21,13 @@ from submissions.models import PassageRecord, Run
 
 
 def leaderboards_csv(boards: Iterable[Leaderboard]) -> str:
-    """One CSV, a row per (track, run), full precision: the catalogue's measures of the kinds
-    exported (a shared key once), then computed_at, the judge and a RUBRIC snapshot's settings
-    (docs/results.md, "Exports")."""
+    """One CSV, a row per (track, run), full precision: the measures of the boards exported
+    (a shared key once; with none, every kind's), then computed_at, the judge and a RUBRIC
+    snapshot's settings (docs/results.md, "Exports")."""
     boards = list(boards)
-    kinds = {board.kind for board in boards}
-    keys = list(dict.fromkeys(m.key for m in measures_of_kinds(kinds or None)))
+    tracks = [(board.kind, board.cover_k) for board in boards] or [
+        (kind, DEFAULT_COVER_K) for kind in get_args(Kind)]
+    keys = [m.key for m in measures_of_tracks(tracks)]
     params = list(dict.fromkeys(key for board in boards for key in board.params))
     out = io.StringIO()
     writer = csv.writer(out)
@@ -56,7 +53,7 @@ def _latex_escape(text: str) -> str:
 def leaderboard_latex(board: Leaderboard) -> str:
     """A LaTeX table for an overview paper, runs ranked; a run's last column lists the
     runs it beats significantly (randomised Tukey HSD, B = 5000, p < 0.05)."""
-    measures = measures_of(board.kind)
+    measures = board.measures()
     number = {row.run: index for index, row in enumerate(board.rows, 1)}
     beats: dict[str, list[int]] = {row.run: [] for row in board.rows}
     statistics = board.statistics
@@ -68,12 +65,14 @@ def leaderboard_latex(board: Leaderboard) -> str:
                          "$>$ (HSD)"])
     settings = "".join(f"; {_latex_escape(key)} = {_latex_escape(str(value))}"
                        for key, value in board.params.items() if value is not None)
+    if board.value_k is None and board.params:  # a response's, named by cover_k all the same
+        settings += "; Rubric-Cover over all segments"
     lines = [
         "\\begin{table}[t]",
         "\\centering",
         f"\\caption{{{_latex_escape(board.track.upper())} runs ({_latex_escape(board.judge)}"
         f"{settings}). Last column: runs significantly worse in "
-        f"{_latex_escape(label_of(statistics.tested))} "
+        f"{_latex_escape(board.label_of(statistics.tested))} "
         f"(randomised Tukey HSD, B = {statistics.hsd_permutations or HSD_PERMUTATIONS}, "
         f"$p < {SIGNIFICANCE_LEVEL}$).}}",
         f"\\label{{tab:{board.track}}}",

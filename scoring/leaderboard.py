@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from scoring.measures.catalogue import RANKS_BY
+from scoring.measures.catalogue import (
+    RANKS_BY,
+    Measure,
+    cover_k_of,
+    label_of,
+    measure_named,
+    measures_of,
+    ranking_key,
+)
+from scoring.measures.rubric import DEFAULT_COVER_K
 
 #: Where two runs "differ" by the Tukey HSD, on the pages and in the LaTeX export.
 SIGNIFICANCE_LEVEL = 0.05
@@ -17,8 +26,15 @@ SIGNIFICANCE_LEVEL = 0.05
 
 
 #: The settings a ranking/response snapshot records beside its rows, in the order the
-#: pages, the CSV and the LaTeX caption show them.
+#: pages, the CSV and the LaTeX caption show them; `cover_k` is the track's, response too.
 PARAMS = ("min_grade", "label", "cover_k", "depth")
+
+
+def snapshot_cover_k(params: Mapping[str, Any]) -> int:
+    """The track's cover_k as a snapshot recorded it, which Rubric-Cover's key carries; 10
+    (DEFAULT_COVER_K) if none: older response snapshots recorded None, the oldest nothing."""
+    recorded = params.get("cover_k")
+    return DEFAULT_COVER_K if recorded is None else int(recorded)
 
 
 def params_in_order(stored: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +154,20 @@ class Statistics:
         )
 
 
+def statistics_renamed(stored: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
+    """Stored statistics (`Statistics.as_json`) with measure `old` called `new` wherever they
+    name one: `measure`, `hsd_measure`, the keys of `intervals` and `hsd_more`."""
+    renamed = dict(stored)
+    for part in ("measure", "hsd_measure"):
+        if renamed.get(part) == old:
+            renamed[part] = new
+    for part in ("intervals", "hsd_more"):
+        if part in renamed:
+            renamed[part] = {new if key == old else key: value
+                             for key, value in renamed[part].items()}
+    return renamed
+
+
 def _pairs(stored: list[Mapping[str, Any]]) -> list[HsdPair]:
     return [HsdPair(p["a"], p["b"], p["difference"], p["p_value"]) for p in stored]
 
@@ -147,9 +177,10 @@ def best_first(rows: list[LeaderboardRow], measure: str) -> list[LeaderboardRow]
     return sorted(rows, key=lambda row: -(row.score(measure) or 0.0))
 
 
-def ranks_by(kind: str, statistics: Statistics) -> str:
-    """The measure a track's leaderboard is ranked by (its statistics' one if unlisted)."""
-    return RANKS_BY.get(kind, statistics.measure)
+def ranks_by(kind: str, statistics: Statistics, cover_k: int | None = None) -> str:
+    """The measure a track's leaderboard is ranked by, Rubric-Cover keyed by the track's
+    `cover_k` (its statistics' one if the kind is unlisted)."""
+    return ranking_key(kind, cover_k) if kind in RANKS_BY else statistics.measure
 
 
 @dataclass(frozen=True)
@@ -185,15 +216,38 @@ class Leaderboard:
     questions: int
     rows: list[LeaderboardRow]
     statistics: Statistics
-    # A ranking/response track's settings its numbers depend on (min_grade, label,
+    # A ranking/response track's settings its numbers and keys depend on (min_grade, label,
     # cover_k, depth), sent beside the rows; empty for PR and AC.
     params: dict[str, Any] = field(default_factory=dict)
     # How the labels behind it were decided, per kind, when it was published.
     labels: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def cover_k(self) -> int:
+        """The track's cover_k, which its Rubric-Cover's key carries (`snapshot_cover_k`)."""
+        return snapshot_cover_k(self.params)
+
+    @property
+    def value_k(self) -> int | None:
+        """The k its Rubric-Cover's value was computed at (`cover_k_of`): None for a
+        response, which counts all its segments."""
+        return cover_k_of(self.kind, self.cover_k)
+
+    @property
     def ranked_by(self) -> str:
-        return ranks_by(self.kind, self.statistics)
+        return ranks_by(self.kind, self.statistics, self.cover_k)
+
+    def measures(self, *, leaderboard: bool = True) -> list[Measure]:
+        """Its measures in catalogue order, under the keys its rows have."""
+        return measures_of(self.kind, cover_k=self.cover_k, leaderboard=leaderboard)
+
+    def measure(self, key: str) -> Measure:
+        """Its measure called `key` (KeyError if none)."""
+        return measure_named(key, self.kind, cover_k=self.cover_k)
+
+    def label_of(self, key: str) -> str:
+        """The label of its measure `key`; an unknown key as itself."""
+        return label_of(key, cover_k=self.cover_k)
 
     def runs_by(self, measure: str) -> list[str]:
         """Run names, best first by `measure`."""

@@ -66,7 +66,8 @@ class MetaEvaluationSerializer(serializers.Serializer[dict[str, Any]]):
     track = serializers.CharField()
     correlation = serializers.DictField(
         child=CorrelationSerializer(allow_null=True), allow_null=True,
-        help_text="one per leaderboard measure, over the runs both leaderboards rank; a "
+        help_text="one per leaderboard measure, keyed as the leaderboard's rows "
+                  "(rubric_cover@K), over the runs both leaderboards rank; a "
                   "measure is null with fewer than two such runs or a constant leaderboard; "
                   "null without an official leaderboard")
     kappa = serializers.FloatField(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from campaign.models import Track
+from scoring.leaderboard import snapshot_cover_k
 from scoring.measures.catalogue import measures_of
 from scoring.measures.rubric import grade_judgment_table, leaderboard_agreement, qrels_kappa
 from scoring.models import Evaluation, ManualReference
@@ -111,11 +112,11 @@ def meta_evaluation(*, track: Track) -> MetaEvaluation:
 
 
 def _rubric_leaderboards(evaluation: Evaluation, kind: str) -> dict[str, dict[str, float]]:
-    """measure -> run -> the snapshot's mean, for each leaderboard measure of `kind`
-    (a run without a finite value of a measure is left out of that one)."""
+    """measure -> run -> the snapshot's mean, for each leaderboard measure of `kind` under
+    the snapshot's keys (a run without a finite value of a measure is left out of that one)."""
     scores = list(evaluation.scores.select_related("run").order_by("run__name"))
     boards: dict[str, dict[str, float]] = {}
-    for measure in measures_of(kind):
+    for measure in measures_of(kind, cover_k=snapshot_cover_k(evaluation.params)):
         board: dict[str, float] = {}
         for score in scores:
             value = score.aggregates.get(measure.key)

@@ -13,10 +13,10 @@ from scoring.leaderboard import Anova, HsdPair, Interval, Statistics
 from scoring.measures.catalogue import (
     HSD_PERMUTATIONS,
     HSD_SEED,
-    RANKS_BY,
-    STATISTICS_ON,
     measure_named,
     measures_of,
+    ranking_key,
+    statistics_key,
 )
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
 from scoring.measures.track_stats import HsdInput, question_matrix, track_statistics
@@ -27,17 +27,19 @@ INTERVAL_METHOD = f"bootstrap percentile, {BOOTSTRAP_RESAMPLES} resamples of the
 def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
                         per_question: Sequence[Mapping[str, Mapping[str, float]]], *,
                         n_permutations: int = HSD_PERMUTATIONS, seed: int = HSD_SEED,
-                        tested: Sequence[str] | None = None) -> Statistics:
+                        tested: Sequence[str] | None = None,
+                        cover_k: int | None = None) -> Statistics:
     """The snapshot's statistics over its question x run matrices (a missing score counts 0):
-    intervals, the ANOVA, and each `tested` measure's HSD (docs/statistics.md). A replay passes
-    the archive's B, seed and tested measures, so the p-values come out the same."""
-    main = STATISTICS_ON[kind]
-    tested = list(tested) if tested is not None else [RANKS_BY[kind]]
+    intervals, the ANOVA, and each `tested` measure's HSD (docs/statistics.md); Rubric-Cover
+    named by the track's `cover_k`. A replay passes the archive's B, seed and tested measures."""
+    main = statistics_key(kind, cover_k)
+    tested = list(tested) if tested is not None else [ranking_key(kind, cover_k)]
     statistics = Statistics(measure=main, interval_method=INTERVAL_METHOD)
     if not run_names or not qids:
         return statistics
-    measures = [measure_named(key, kind) for key in tested]
-    interval_keys = [m.key for m in measures_of(kind) if m.interval or m.key == main]
+    measures = [measure_named(key, kind, cover_k=cover_k) for key in tested]
+    interval_keys = [m.key for m in measures_of(kind, cover_k=cover_k)
+                     if m.interval or m.key == main]
     read = [*interval_keys, *(m.key for m in measures if m.from_parts is None),
             *(key for m in measures if m.from_parts for key in m.from_parts.inputs)]
     matrices = {key: question_matrix([scores.get(key, {}) for scores in per_question], qids)
@@ -72,10 +74,12 @@ def snapshot_statistics(kind: str, run_names: list[str], qids: list[str],
 
 
 def add_extra_measures(kind: str, aggregates: dict[str, float],
-                       per_question: dict[str, dict[str, float]], **inputs: Any) -> None:
-    """Add every catalogue measure of `kind` that brings its own function (the built-in
-    ones come from score_ac_track / score_pr_track / score_rubric_run)."""
-    for measure in measures_of(kind, leaderboard=False):
+                       per_question: dict[str, dict[str, float]], *, name_k: int | None = None,
+                       **inputs: Any) -> None:
+    """Add every catalogue measure of `kind` that brings its own function (the built-in ones
+    come from score_ac_track / score_pr_track / score_rubric_run), named by `name_k`, the
+    track's cover_k; `inputs` go to the functions."""
+    for measure in measures_of(kind, cover_k=name_k, leaderboard=False):
         if measure.compute is not None:
             scores = measure.compute(**inputs)
             if measure.leaderboard:

@@ -17,8 +17,16 @@ from typing import IO, Any
 
 from grading.llm.rubric import UNPARSED_GRADE
 from scoring import archive_format as fmt
+from scoring.leaderboard import snapshot_cover_k, statistics_renamed
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
-from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED, RANKS_BY
+from scoring.measures.catalogue import (
+    HSD_PERMUTATIONS,
+    HSD_SEED,
+    LEGACY_RUBRIC_COVER,
+    cover_k_of,
+    ranking_key,
+    rubric_cover_name,
+)
 from scoring.measures.qrels import derive_pr_qrels
 from scoring.measures.rubric import pooled_cover, rubric_qrels, score_rubric_run
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
@@ -43,6 +51,8 @@ PUBLIC_ARCHIVE = ("a public archive holds no judgments: its manifest is verified
 NO_LEADERBOARDS = "the archive holds no published leaderboard: nothing to recompute"
 STATISTICS_DIFFER = ("this software's bootstrap draws {ours} resamples, the archive's "
                      "{theirs}: the intervals are not compared")
+OLD_COVER_NAME = ("track {track}: archived when every Rubric-Cover was called {old}; read "
+                  "as {new}, its name at the board's cover_k")
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,24 @@ def _flat(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
                              f"{prefix}[{pair['a']} vs {pair['b']}]")
     else:
         yield prefix, value
+
+
+def _renamed(board: dict[str, Any], old: str, new: str) -> dict[str, Any] | None:
+    """The board with measure `old` called `new` in its rows, per-question scores and
+    statistics; None if it names no `old`, or names `new` already."""
+    statistics = board.get("statistics", {})
+    named = {*statistics.get("intervals", {}), statistics.get("measure"),
+             statistics.get("hsd_measure"), *statistics.get("hsd_more", {}),
+             *(key for row in board["rows"] for key in [*row, *row.get("per_question", {})])}
+    if old not in named or new in named:
+        return None
+
+    def rename(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {new if key == old else key: value for key, value in values.items()}
+
+    rows = [rename(row) | ({"per_question": rename(row["per_question"])}
+                           if "per_question" in row else {}) for row in board["rows"]]
+    return board | {"rows": rows, "statistics": statistics_renamed(statistics, old, new)}
 
 
 class _Archive:
@@ -205,6 +233,9 @@ class Replay:
         self.archive = archive
         self.report = report
         self.recomputed: dict[str, dict[str, dict[str, Any]]] = {}  # track -> run -> row
+        # track -> {archived name: this software's}: the CSV of an older archive names
+        # measures as its boards did.
+        self.renamed: dict[str, dict[str, str]] = {}
 
     def compare(self, track: str, run: str, measure: str, archived: Any, recomputed: Any,
                 question: str | None = None) -> None:
@@ -242,16 +273,16 @@ class Replay:
                     self.compare(track, name, measure, a.get(qid), b.get(qid), question=qid)
 
     def compare_statistics(self, board: dict[str, Any], kind: str, names: list[str],
-                           qids: list[str]) -> None:
+                           qids: list[str], cover_k: int | None = None) -> None:
         rows = self.recomputed[board["track"]]
         stored = board.get("statistics", {})
         # The measures the archived tests were on (older archives: `measure` alone).
-        tested = [stored.get("hsd_measure") or stored.get("measure") or RANKS_BY[kind],
-                  *stored.get("hsd_more", {})]
+        tested = [stored.get("hsd_measure") or stored.get("measure")
+                  or ranking_key(kind, cover_k), *stored.get("hsd_more", {})]
         statistics = snapshot_statistics(
             kind, names, qids, [rows[name]["per_question"] for name in names],
             n_permutations=self.archive.permutations, seed=self.archive.seed,
-            tested=tested).as_json()
+            tested=tested, cover_k=cover_k).as_json()
         if "hsd_measure" not in stored:
             statistics.pop("hsd_measure", None)
         same_bootstrap = self.archive.resamples == BOOTSTRAP_RESAMPLES
@@ -368,10 +399,25 @@ class Replay:
         self.compare_rows(board, rows)
         self.compare_statistics(board, "pr", names, sorted(qrels))
 
+    def current_names(self, board: dict[str, Any], cover_k: int) -> dict[str, Any]:
+        """A RUBRIC board as this software names its measures: an archive written when every
+        Rubric-Cover was rubric_cover@10 has its Rubric-Cover read under its cover_k's name."""
+        track, name = board["track"], rubric_cover_name(cover_k)
+        renamed = _renamed(board, LEGACY_RUBRIC_COVER, name)
+        if renamed is None:
+            return board
+        self.renamed[track] = {LEGACY_RUBRIC_COVER: name}
+        self.report.notes.append(OLD_COVER_NAME.format(track=track, old=LEGACY_RUBRIC_COVER,
+                                                       new=name))
+        return renamed
+
     def replay_rubric(self, board: dict[str, Any]) -> None:
         track, kind, archive = board["track"], board["kind"], self.archive
         min_grade, label = int(board["min_grade"]), str(board["label"])
-        cover_k, depth = board.get("cover_k"), int(board["depth"])
+        # Rubric-Cover's key carries cover_k; its value is computed at k (a response: all).
+        cover_k, depth = snapshot_cover_k(board), int(board["depth"])
+        k = cover_k_of(kind, cover_k)
+        board = self.current_names(board, cover_k)
         archive.read_labels()
         items: dict[str, list[str]] = {}
         text_hash: dict[str, str] = {}
@@ -405,16 +451,16 @@ class Replay:
                 grades.setdefault(qid, {}).setdefault(docid, {})[item_id] = grade
         qrels = rubric_qrels(grades, label=label, min_grade=min_grade)
         pooled = pooled_cover(runs=[rankings_of[name] for name in names], grades=grades,
-                              items=items, k=cover_k, min_grade=min_grade)
+                              items=items, k=k, min_grade=min_grade)
         rows = {}
         for name in names:
             scores = score_rubric_run(rankings=rankings_of[name], grades=grades, items=items,
                                       qrels=qrels, pooled=pooled, min_grade=min_grade,
-                                      cover_k=cover_k)
+                                      cover_k=k, name_k=cover_k)
             aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-            add_extra_measures(kind, aggregates, per_question, rankings=rankings_of[name],
-                               grades=grades, items=items, qrels=qrels, min_grade=min_grade,
-                               cover_k=cover_k)
+            add_extra_measures(kind, aggregates, per_question, name_k=cover_k,
+                               rankings=rankings_of[name], grades=grades, items=items,
+                               qrels=qrels, min_grade=min_grade, cover_k=k)
             rows[name] = {"scores": aggregates, "per_question": per_question, "incomplete": 0}
         if board.get("qrels"):
             stored: dict[str, dict[str, int]] = {}
@@ -427,7 +473,7 @@ class Replay:
                                  qrels.get(qid, {}).get(docid), question=qid)
         self.compare_rows(board, rows)
         qids = sorted(qid for qid, bank in items.items() if bank)
-        self.compare_statistics(board, kind, names, qids)
+        self.compare_statistics(board, kind, names, qids, cover_k)
 
     def check_marked_runs(self) -> None:
         """Each archived marked run against the marks the judgments give its file."""
@@ -453,7 +499,9 @@ class Replay:
             ours = self.recomputed.get(row["track"], {}).get(row["run"])
             if ours is None:
                 continue
-            for measure, value in row.items():
+            renamed = self.renamed.get(row["track"], {})
+            for column, value in row.items():
+                measure = renamed.get(column, column)
                 if measure in ours["scores"] and value != "":
                     self.compare(row["track"], row["run"], f"{measure} (csv)", float(value),
                                  ours["scores"][measure])

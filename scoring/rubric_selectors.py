@@ -15,6 +15,7 @@ from campaign.selectors import campaign_role
 from grading.rubric.uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
 from scoring.leaderboard import PARAMS
+from scoring.measures.catalogue import cover_k_of
 from scoring.measures.rubric import rubric_label, rubric_qrels
 from scoring.selectors import evaluation_visible
 from scoring.workbench import GradedParagraph, ItemGrade, SystemRank
@@ -37,9 +38,10 @@ class RubricTrack:
     grades: Grades  # the pool's grades on those items; ungraded pairs absent
 
     @property
-    def cover_k(self) -> int | None:
-        """Rubric-Cover's k: the track's; None (every segment) for a response."""
-        return None if self.track.kind == TrackKind.RESPONSE else self.track.cover_k
+    def value_k(self) -> int | None:
+        """The k Rubric-Cover's value is computed at: the track's cover_k; None (every
+        segment) for a response, whose key carries its cover_k all the same."""
+        return cover_k_of(self.track.kind, self.track.cover_k)
 
     @property
     def qids(self) -> list[str]:
@@ -52,9 +54,9 @@ class RubricTrack:
                             min_grade=self.track.min_grade)
 
     def params(self) -> dict[str, Any]:
-        """The track's settings its numbers depend on, as a snapshot records them."""
+        """The track's settings its numbers and keys depend on, as a snapshot records them."""
         values = {"min_grade": self.track.min_grade, "label": self.track.label,
-                  "cover_k": self.cover_k, "depth": self.track.depth}
+                  "cover_k": self.track.cover_k, "depth": self.track.depth}
         return {key: values[key] for key in PARAMS}
 
 

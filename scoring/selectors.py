@@ -23,6 +23,7 @@ from scoring.leaderboard import (
     best_first,
     params_in_order,
     ranks_by,
+    snapshot_cover_k,
 )
 from scoring.measures import derive_pr_qrels
 from scoring.models import Evaluation, RunScore
@@ -63,7 +64,8 @@ def leaderboard(*, evaluation: Evaluation) -> Leaderboard:
         for score in evaluation.scores.select_related("run__team").order_by("run__name")
     ]
     statistics = Statistics.from_json(evaluation.statistics)
-    rows = best_first(rows, ranks_by(evaluation.track.kind, statistics))
+    kind = evaluation.track.kind
+    rows = best_first(rows, ranks_by(kind, statistics, snapshot_cover_k(evaluation.params)))
     return Leaderboard(
         track=evaluation.track.slug, kind=evaluation.track.kind,
         evaluation=evaluation.pk, judge=evaluation.judge,

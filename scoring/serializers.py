@@ -73,12 +73,15 @@ class LeaderboardSerializer(serializers.Serializer[dict[str, Any]]):
         help_text="ranking/response: the Rubric-Qrels label rule")
     cover_k = serializers.IntegerField(
         required=False, allow_null=True,
-        help_text="ranking/response: Rubric-Cover's k (null: all of a response's segments)")
+        help_text="ranking/response: the track's cover_k, which Rubric-Cover's key in the "
+                  "rows carries (rubric_cover@K); a response's value counts all its segments "
+                  "whatever K (null: a response snapshot that recorded none, rubric_cover@10)")
     depth = serializers.IntegerField(required=False,
                                      help_text="ranking/response: passages graded per query")
     rows = serializers.ListField(
         child=serializers.DictField(),
-        help_text="one per run, best first: run, run_id, team, the track's measures, "
+        help_text="one per run, best first: run, run_id, team, the track's measures "
+                  "(Rubric-Cover as rubric_cover@K, K the track's cover_k), "
                   "incomplete_questions")
     statistics = serializers.DictField(help_text=(
         "measure, ci (of that measure), intervals (per interval measure), interval_method, "

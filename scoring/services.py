@@ -18,7 +18,7 @@ from grading.agreement.report import label_provenance
 from grading.models import JudgeSlot, Judgment
 from grading.selectors import JudgedAnswerBlock, marked_run
 from scoring.measures import JudgedAnswer, score_ac_track, score_pr_track
-from scoring.measures.catalogue import RANKS_BY
+from scoring.measures.catalogue import ranking_key
 from scoring.measures.rubric import pooled_cover, score_rubric_run
 from scoring.models import Evaluation, PublishOverride, RunScore
 from scoring.recompute import add_extra_measures, snapshot_statistics
@@ -68,9 +68,9 @@ def _ac_answers(blocks: list[JudgedAnswerBlock]) -> tuple[dict[str, JudgedAnswer
 
 
 def tested_measures(track: Track) -> list[str]:
-    """The measures a track's randomised Tukey HSD tests: its ranking measure, then the
-    organisers' picks."""
-    ranking = RANKS_BY[track.kind]
+    """The measures a track's randomised Tukey HSD tests: its ranking measure (Rubric-Cover
+    keyed by the track's cover_k), then the organisers' picks."""
+    ranking = ranking_key(track.kind, track.cover_k)
     return [ranking, *(key for key in track.significance_tests if key != ranking)]
 
 
@@ -168,26 +168,26 @@ def track_score_rubric(*, track: Track, judgment_edits_seen: int) -> Evaluation:
         needs_review=judges.needs_review, judgment_edits_seen=judgment_edits_seen,
         questions=len(data.qids), qrels=qrels, params=data.params(), fingerprint="")
     pooled = pooled_cover(runs=[data.rankings[run.pk] for run in data.runs],
-                          grades=data.grades, items=data.items, k=data.cover_k,
+                          grades=data.grades, items=data.items, k=data.value_k,
                           min_grade=track.min_grade)
     names, per_question_of, rows = [], [], []
     for run in data.runs:
         rankings = data.rankings[run.pk]
         scores = score_rubric_run(rankings=rankings, grades=data.grades, items=data.items,
                                   qrels=qrels, pooled=pooled, min_grade=track.min_grade,
-                                  cover_k=data.cover_k)
+                                  cover_k=data.value_k, name_k=track.cover_k)
         aggregates, per_question = scores.leaderboard_row(), scores.per_question()
-        add_extra_measures(track.kind, aggregates, per_question, rankings=rankings,
-                           grades=data.grades, items=data.items, qrels=qrels,
-                           min_grade=track.min_grade, cover_k=data.cover_k)
+        add_extra_measures(track.kind, aggregates, per_question, name_k=track.cover_k,
+                           rankings=rankings, grades=data.grades, items=data.items,
+                           qrels=qrels, min_grade=track.min_grade, cover_k=data.value_k)
         rows.append(RunScore(evaluation=evaluation, run=run, aggregates=aggregates,
                              per_question=per_question))
         names.append(run.name)
         per_question_of.append(per_question)
     RunScore.objects.bulk_create(rows)  # one insert for the snapshot's rows
     evaluation.statistics = snapshot_statistics(track.kind, names, data.qids,
-                                                per_question_of,
-                                                tested=tested_measures(track)).as_json()
+                                                per_question_of, tested=tested_measures(track),
+                                                cover_k=track.cover_k).as_json()
     evaluation.fingerprint = _fingerprint({"grades": data.grades, "items": data.items,
                                            "params": data.params(), "runs": names})
     evaluation.save()

@@ -23,6 +23,7 @@ from campaign.selectors import (
 from frontend import plots
 from frontend.results.figures import cached_figure, reliability_figure
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
+from scoring.leaderboard import snapshot_cover_k
 from scoring.measures.catalogue import Measure, measures_of, per_question_measures
 from scoring.models import RunScore
 from scoring.selectors import evaluation_visible
@@ -73,8 +74,8 @@ def _drilldown_cell(measure: Measure, value: float | None) -> Cell:
 
 
 def _drilldown_table(score: RunScore, questions: list[tuple[str, str | None]],
-                     kind: str, *, team_own: bool) -> Table:
-    measures = [m for m in per_question_measures(kind)
+                     kind: str, *, cover_k: int | None, team_own: bool) -> Table:
+    measures = [m for m in per_question_measures(kind, cover_k=cover_k)
                 if team_own or m.key not in TEAM_OWN_MEASURES]
     per_question = score.per_question
     with_text = any(text is not None for _, text in questions)
@@ -106,6 +107,7 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
         raise Http404(NO_SUCH_RESULT)
     evaluation = score.evaluation
     kind = evaluation.track.kind
+    cover_k = snapshot_cover_k(evaluation.params)
     role = campaign_role(campaign=campaign, user=request.user)
     show_text = questions_refusal(campaign=campaign, role=role, now=now) is None
     questions = [(q.qid, q.text if show_text else None)
@@ -125,8 +127,9 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
         "published": evaluation.published_at is not None,
         "kind": kind,
         "aggregates": [(m, plots.fmt(score.aggregates.get(m.key)))
-                       for m in measures_of(kind)],
-        "table": _drilldown_table(score, questions, kind, team_own=team_own),
+                       for m in measures_of(kind, cover_k=cover_k)],
+        "table": _drilldown_table(score, questions, kind, cover_k=cover_k,
+                                  team_own=team_own),
         "show_text": show_text,
         "confidences_withheld": kind == TrackKind.AC and not team_own,
         "reliability": reliability,

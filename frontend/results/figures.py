@@ -18,11 +18,13 @@ from frontend import plots
 from frontend.results.tables import Table, data_table
 from infrastructure.throttles import CACHE_ERRORS
 from scoring.leaderboard import Leaderboard
-from scoring.measures.catalogue import MEAN_OVER, Measure, label_of, measure_named, measures_of
+from scoring.measures.catalogue import MEAN_OVER, Measure
 from scoring.measures.rubric import leaderboard_agreement
 from scoring.models import Evaluation, ManualReference, RunScore
 
-CACHE_PREFIX = "results-figure:v1"
+# A new version when drawn figures would no longer match their snapshot (v2: the
+# Rubric-Cover labels carry the track's k).
+CACHE_PREFIX = "results-figure:v2"
 #: Logged when the cache (Redis in production) does not answer: the figure is drawn anyway.
 FIGURE_CACHE_DOWN = "figure %s drawn without the cache: it does not answer (%s)"
 
@@ -155,7 +157,7 @@ def _draws(permutations: int | None) -> str:
 
 
 def _hsd_figure(board: Leaderboard, key: str, ident: str) -> FigureView:
-    measure = label_of(key)
+    measure = board.label_of(key)
     permutations = board.statistics.hsd_permutations
     pairs = board.statistics.tests()[key]
     return FigureView(
@@ -178,7 +180,7 @@ def _hsd_sections(board: Leaderboard, ident: str, section: str) -> list[PlotSect
     sections = []
     ranking = board.statistics.tested
     for key, pairs in board.statistics.tests().items():
-        measure = measure_named(key, board.kind)
+        measure = board.measure(key)
         suffix = "" if key == ranking else "-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
         how = ("each question's answer (correctness and confidence) permuted across the "
                f"runs and every run's {measure.label} recomputed" if measure.from_parts
@@ -188,7 +190,7 @@ def _hsd_sections(board: Leaderboard, ident: str, section: str) -> list[PlotSect
                  f"Tukey HSD ({how}), at p < 0.05.")
         anova = board.statistics.anova
         if key == ranking and anova is not None and anova.p_system is not None:
-            intro += (f" Two-way ANOVA on {label_of(board.statistics.measure)}: "
+            intro += (f" Two-way ANOVA on {board.label_of(board.statistics.measure)}: "
                       f"F = {anova.f_system:.3f}, p = {anova.p_system:.4f} for the system "
                       "effect.")
         sections.append(PlotSection(
@@ -219,7 +221,7 @@ def agreements(board: Leaderboard, official: Mapping[str, float]) -> list[Agreem
     `leaderboard_agreement`."""
     styles = {row.run: index for index, row in enumerate(board.rows)}
     found = []
-    for measure in sorted(measures_of(board.kind), key=lambda m: m.key != board.ranked_by):
+    for measure in sorted(board.measures(), key=lambda m: m.key != board.ranked_by):
         points = [plots.AgreementPoint(row.run, official[row.run], value, styles[row.run])
                   for row in board.rows if row.run in official
                   and (value := row.score(measure.key)) is not None and math.isfinite(value)]
@@ -350,7 +352,7 @@ def plot_sections(board: Leaderboard, reference: ManualReference | None = None, 
                        "diagrams are of the runs whose confidences you may see."),
                 figures=figures, grid=True,
             ))
-    measures = [m for m in measures_of(board.kind) if m.interval]
+    measures = [m for m in board.measures() if m.interval]
     if board.rows and measures:
         names = " and ".join(m.label for m in measures)
         sections.append(PlotSection(

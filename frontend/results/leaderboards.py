@@ -22,7 +22,7 @@ from frontend.results.drilldown import team_own_values_of
 from frontend.results.figures import PlotSection, plot_sections
 from frontend.results.tables import Cell, Column, Table, measure_html, number_cell
 from scoring.leaderboard import Leaderboard
-from scoring.measures.catalogue import Measure, label_of, measures_of
+from scoring.measures.catalogue import Measure, rubric_cover_name
 from scoring.meta_selectors import reference_current
 from scoring.models import ManualReference
 from scoring.selectors import leaderboards_visible
@@ -76,9 +76,12 @@ SETTING_LABELS = {
 
 
 def _settings(board: Leaderboard) -> list[tuple[str, str]]:
+    # A response's value counts all its segments whatever cover_k its key carries.
+    name = board.label_of(rubric_cover_name(board.cover_k))
     shown = {"label": lambda v: "highest grade" if v == "max"
              else "items at the threshold or above",
-             "cover_k": lambda v: "all segments" if v is None else str(v)}
+             "cover_k": lambda v: str(v) if board.value_k is not None
+             else f"all segments (named {name})"}
     return [(SETTING_LABELS.get(key, key), shown.get(key, str)(value))
             for key, value in board.params.items()]
 
@@ -136,7 +139,7 @@ def _leaderboard_table(campaign: Campaign, board: Leaderboard,
     return Table(
         ident=f"{board.track}-leaderboard",
         caption=(f"Track {board.track}: {len(rows)} run(s), ranked by "
-                 f"{label_of(board.ranked_by)}"),
+                 f"{board.label_of(board.ranked_by)}"),
         columns=columns, rows=rows, sorted_by=board.ranked_by, sorted_dir="descending",
     )
 
@@ -144,7 +147,7 @@ def _leaderboard_table(campaign: Campaign, board: Leaderboard,
 def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
                 role: str | None, team_own: Callable[[str], bool]) -> BoardView:
     zone = zoneinfo.ZoneInfo(campaign.timezone)
-    measures = measures_of(board.kind)
+    measures = board.measures()
     public_from = (campaign_time(campaign, campaign.results_release)
                    if board.published and campaign.results_release
                    and not campaign.results_released(now) else None)

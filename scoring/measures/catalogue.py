@@ -4,8 +4,8 @@ How to add one: docs/measures.md, "Adding a measure"."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from . import ac_parts
@@ -16,6 +16,33 @@ Kind = Literal["ac", "pr", "ranking", "response"]
 #: How a value is shown: a number (4 decimals on pages), a verdict (correct or not), a
 #: percentage (a confidence 0..1 shown 0..100).
 Format = Literal["number", "verdict", "percent"]
+
+#: Rubric-Cover's key and label as the catalogue names it, without a k (RANKS_BY); a
+#: track's carry its cover_k (`rubric_cover_name`).
+RUBRIC_COVER = "rubric_cover"
+RUBRIC_COVER_LABEL = "Rubric-Cover"
+
+
+def _at_k(name: str, k: int | None) -> str:
+    # The one place a measure's k joins its name (rubric_cover@5, Rubric-Cover@5).
+    return name if k is None else f"{name}@{k}"
+
+
+def rubric_cover_name(cover_k: int) -> str:
+    """Rubric-Cover's key on a ranking or response track whose cover_k is `cover_k`
+    (`rubric_cover@5`), whatever k its value is computed at (`cover_k_of`)."""
+    return _at_k(RUBRIC_COVER, cover_k)
+
+
+#: What every track's Rubric-Cover was called, whatever its k, before the key carried the
+#: k: snapshots and archives of that time (docs/measures.md).
+LEGACY_RUBRIC_COVER = rubric_cover_name(10)
+
+
+def cover_k_of(kind: str, cover_k: int | None) -> int | None:
+    """The k Rubric-Cover's value is computed at on a track of `kind` whose cover_k is
+    `cover_k`: a ranking track's; None (all its segments) for a response, and other kinds."""
+    return cover_k if kind == "ranking" else None
 
 
 @dataclass(frozen=True)
@@ -35,6 +62,16 @@ class Measure:
     compute: Callable[..., QuestionScores] | None = None
     # A measure that is no mean over questions: how its randomised test recomputes it.
     from_parts: FromParts | None = None
+    # Its key and label carry the track's cover_k (`at`), whatever k its value is taken at.
+    at_cover_k: bool = False
+
+    def at(self, cover_k: int | None) -> Measure:
+        """This measure on a track whose cover_k is `cover_k`: one `at_cover_k` gets the k in
+        its key and label (rubric_cover@5); others stay as they are."""
+        if not self.at_cover_k:
+            return self
+        return replace(self, key=_at_k(self.key, cover_k), label=_at_k(self.label, cover_k),
+                       at_cover_k=False)
 
     @property
     def testable(self) -> bool:
@@ -54,10 +91,10 @@ def _pr(key: str, label: str, description: str, **options: Any) -> Measure:
 def _rubric(kind: Kind) -> list[Measure]:
     """The leaderboard of a ranking or response track (docs/measures.md)."""
     return [
-        Measure("rubric_cover@10", kind, "Rubric-Cover@10",
+        Measure(RUBRIC_COVER, kind, RUBRIC_COVER_LABEL,
                 "share of the query's test-bank items graded at least min_grade in the "
                 "top k passages (k = the track's cover_k, 10 by default; a response: all "
-                "its segments)", per_question=True, interval=True),
+                "its segments)", per_question=True, interval=True, at_cover_k=True),
         Measure("n_exam", kind, "n-EXAM",
                 "Rubric-Cover over the items that some run of the track covers",
                 per_question=True),
@@ -107,15 +144,14 @@ CATALOGUE: list[Measure] = [
     *_rubric("response"),
 ]
 
-#: The column a leaderboard is ranked by.
-#: A RUBRIC track by Rubric-Cover, its leaderboard's first column.
-RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10", "ranking": "rubric_cover@10",
-                            "response": "rubric_cover@10"}
+#: The column a leaderboard is ranked by, as the catalogue names it (`ranking_key` gives a
+#: track's key). A RUBRIC track by Rubric-Cover, its leaderboard's first column.
+RANKS_BY: dict[str, str] = {"ac": "hmr", "pr": "ndcg@10", "ranking": RUBRIC_COVER,
+                            "response": RUBRIC_COVER}
 #: The measure of the topic-by-run matrix that the CIs and the ANOVA are computed on: a
 #: mean over questions (HMR, which ranks AC runs, is not one).
 STATISTICS_ON: dict[str, str] = {"ac": "nugget_precision", "pr": "ndcg@10",
-                                  "ranking": "rubric_cover@10",
-                                  "response": "rubric_cover@10"}
+                                  "ranking": RUBRIC_COVER, "response": RUBRIC_COVER}
 #: The randomised Tukey HSD is always run on the ranking measure (RANKS_BY), and on the
 #: other testable measures a track's organisers pick.
 HSD_PERMUTATIONS = 5000  # B, the NTCIR practice
@@ -127,10 +163,27 @@ MEAN_OVER: dict[str, str] = {"ac": "all questions", "pr": "questions with a rele
                              "ranking": _RUBRIC_MEAN_OVER, "response": _RUBRIC_MEAN_OVER}
 
 
-def measures_of(kind: str, *, leaderboard: bool = True) -> list[Measure]:
-    """The measures of a track kind in their order: the leaderboard's columns, or (with
-    `leaderboard=False`) every measure, per-question-only ones included."""
-    return [m for m in CATALOGUE if m.kind == kind and (m.leaderboard or not leaderboard)]
+def measures_of(kind: str, *, cover_k: int | None = None,
+                leaderboard: bool = True) -> list[Measure]:
+    """The measures of a track kind in their order, Rubric-Cover named by the track's `cover_k`:
+    the leaderboard's columns, or (`leaderboard=False`) every one, per-question-only too."""
+    return [m.at(cover_k) for m in CATALOGUE
+            if m.kind == kind and (m.leaderboard or not leaderboard)]
+
+
+def _named(catalogue_key: str, kind: str, cover_k: int | None) -> str:
+    return next(m.at(cover_k).key for m in CATALOGUE
+                if m.kind == kind and m.key == catalogue_key)
+
+
+def ranking_key(kind: str, cover_k: int | None = None) -> str:
+    """The key of the measure a track's leaderboard is ranked by (RANKS_BY, its `cover_k`)."""
+    return _named(RANKS_BY[kind], kind, cover_k)
+
+
+def statistics_key(kind: str, cover_k: int | None = None) -> str:
+    """The key of the measure a track's intervals and ANOVA are on (STATISTICS_ON)."""
+    return _named(STATISTICS_ON[kind], kind, cover_k)
 
 
 def significance_candidates(kind: str) -> list[str]:
@@ -138,24 +191,33 @@ def significance_candidates(kind: str) -> list[str]:
     return [m.key for m in measures_of(kind) if m.testable]
 
 
-def measure_named(key: str, kind: str) -> Measure:
-    """The measure of `kind` called `key` (KeyError if there is none)."""
-    for measure in measures_of(kind, leaderboard=False):
+def measure_named(key: str, kind: str, *, cover_k: int | None = None) -> Measure:
+    """The measure of `kind` called `key` on a track whose cover_k is `cover_k` (KeyError if
+    none)."""
+    for measure in measures_of(kind, cover_k=cover_k, leaderboard=False):
         if measure.key == key:
             return measure
     raise KeyError(key)
 
 
-def measures_of_kinds(kinds: Collection[str] | None = None) -> list[Measure]:
-    """The leaderboard measures of several kinds (all kinds: None), in catalogue order."""
-    return [m for m in CATALOGUE if m.leaderboard and (kinds is None or m.kind in kinds)]
+def measures_of_tracks(tracks: Iterable[tuple[str, int | None]]) -> list[Measure]:
+    """The leaderboard measures of tracks given as (kind, cover_k), in catalogue order, each
+    key once (Rubric-Cover once per k met)."""
+    tracks = list(dict.fromkeys(tracks))
+    found: dict[str, Measure] = {}
+    for measure in CATALOGUE:
+        for kind, cover_k in tracks:
+            if measure.leaderboard and measure.kind == kind:
+                found.setdefault(measure.at(cover_k).key, measure.at(cover_k))
+    return list(found.values())
 
 
-def per_question_measures(kind: str) -> list[Measure]:
+def per_question_measures(kind: str, *, cover_k: int | None = None) -> list[Measure]:
     """The columns of a run's per-question drill-down."""
-    return [m for m in measures_of(kind, leaderboard=False) if m.per_question]
+    return [m for m in measures_of(kind, cover_k=cover_k, leaderboard=False) if m.per_question]
 
 
-def label_of(key: str) -> str:
-    """A measure's label; an unknown key (an older snapshot's) as itself."""
-    return next((m.label for m in CATALOGUE if m.key == key), key)
+def label_of(key: str, *, cover_k: int | None = None) -> str:
+    """A measure's label on a track whose cover_k is `cover_k`; an unknown key (an older
+    snapshot's) as itself."""
+    return next((m.at(cover_k).label for m in CATALOGUE if m.at(cover_k).key == key), key)

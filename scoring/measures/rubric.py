@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .catalogue import rubric_cover_name
 from .common import Qrels, QuestionScores, Rankings, check_cutoff, check_unique_documents
 from .ranking import trec_eval_results, trec_ndcg_cut
 from .stats import cohen_kappa, kendall_tau, spearman_rho
@@ -215,10 +216,12 @@ class RubricRunScores:
     rubric_cover: QuestionScores
     n_exam: QuestionScores
     qrels_measures: Mapping[str, QuestionScores]  # "ndcg@10", "map", "recip_rank", "p@10"
+    name_k: int  # the track's cover_k, which Rubric-Cover's key carries
 
     def by_measure(self) -> dict[str, QuestionScores]:
-        """Every measure under its catalogue key (catalogue.py), in leaderboard order."""
-        return {"rubric_cover@10": self.rubric_cover, "n_exam": self.n_exam,
+        """Every measure under its catalogue key (catalogue.py), in leaderboard order:
+        Rubric-Cover's carrying the track's cover_k (`rubric_cover_name`)."""
+        return {rubric_cover_name(self.name_k): self.rubric_cover, "n_exam": self.n_exam,
                 **self.qrels_measures}
 
     def leaderboard_row(self) -> dict[str, float]:
@@ -239,16 +242,18 @@ def score_rubric_run(
     pooled: Mapping[str, Collection[str]],
     min_grade: int = DEFAULT_MIN_GRADE,
     cover_k: int | None = DEFAULT_COVER_K,
+    name_k: int,
 ) -> RubricRunScores:
     """All leaderboard measures of one ranking or response run on the track's Rubric-Qrels and
-    pooled cover (`cover_k` None for a response: all its segments). The key stays
-    "rubric_cover@10" whatever `cover_k` is; the pages say which k."""
+    pooled cover, at `cover_k` (None for a response: all its segments); Rubric-Cover's key
+    carries `name_k`, the track's cover_k."""
     return RubricRunScores(
         rubric_cover=rubric_cover_run(rankings=rankings, grades=grades, items=items,
                                       k=cover_k, min_grade=min_grade),
         n_exam=n_exam_run(rankings=rankings, grades=grades, items=items, pooled=pooled,
                           k=cover_k, min_grade=min_grade),
         qrels_measures=rubric_trec_measures(qrels, rankings, min_grade=min_grade),
+        name_k=name_k,
     )
 
 

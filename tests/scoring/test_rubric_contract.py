@@ -129,6 +129,8 @@ def test_a_campaign_loaded_from_its_yaml_is_graded_scored_and_meta_evaluated_as_
     edited = by_pair[("q1", "KYOTO-llm:q1:1", release_id)]
     assert (edited["kind"], edited["grade"], edited["answer"]) == ("rubric", 3, "1979")
     _score(personas)
+    # A response's key carries its track's cover_k (the default, 10); the value counts all
+    # its segments.
     assert _rows(personas, "gen")["KYOTO-llm"]["rubric_cover@10"] == pytest.approx(3 / 4)
 
     response = organiser.patch(f"/api/v1/judgments/{edited['id']}/",

@@ -219,8 +219,10 @@ def test_a_response_counts_all_its_segments_whatever_cover_k_and_depth(
     (row,) = board["rows"]
     # D001: A covered (segment 2, beyond cover_k 1 and depth 1), B not: 1/2; D002: no
     # response, 0/2. Mean over the queries with items: (1/2 + 0) / 2.
-    assert row["rubric_cover@10"] == pytest.approx(0.25, abs=1e-12)
-    assert (board["kind"], board["cover_k"]) == ("response", None)
+    # Its key carries the track's cover_k, 1, though the value counts every segment.
+    assert row["rubric_cover@1"] == pytest.approx(0.25, abs=1e-12)
+    assert (board["kind"], board["cover_k"]) == ("response", 1)
+    assert "rubric_cover" not in row and "rubric_cover@10" not in row
     # Its qrels hold its own segments only, not the ranking track's passages.
     assert Evaluation.objects.get(track=gen).qrels == {
         "D001": {"KYOTO-G1:D001:1": 0, "KYOTO-G1:D001:2": 5}}

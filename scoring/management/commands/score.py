@@ -8,7 +8,6 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from campaign.management.lookup import campaign_arg
 from campaign.management.progress import StepBar
-from scoring.measures.catalogue import measures_of
 from scoring.selectors import leaderboard
 from scoring.services import campaign_score
 
@@ -29,7 +28,7 @@ class Command(BaseCommand):
                               f"(evaluation {evaluation.pk}, judge: {board.judge or '-'})")
             # The catalogue's order, not the stored one: the same order on every database
             # (PostgreSQL's jsonb does not keep the keys' order).
-            keys = [m.key for m in measures_of(board.kind)]
+            keys = [m.key for m in board.measures()]
             for row in board.rows:
                 shown = {k: round(value, 4) for k in keys
                          if isinstance(value := row.score(k), float)}

@@ -223,7 +223,8 @@ def test_n_exam_and_cover_of_two_runs_by_hand():
 
     scores = {
         name: score_rubric_run(rankings=rankings, grades=POOL_GRADES, items=POOL_ITEMS,
-                               qrels=rubric_qrels(POOL_GRADES), pooled=pooled, cover_k=1)
+                               qrels=rubric_qrels(POOL_GRADES), pooled=pooled, cover_k=1,
+                               name_k=1)
         for name, rankings in RUNS.items()}
 
     # n-EXAM@1: each run covers 1 of the 2 pooled items.
@@ -231,7 +232,8 @@ def test_n_exam_and_cover_of_two_runs_by_hand():
     assert scores["B"].n_exam.per_question == {"Q": 0.5}
     # Rubric-Cover@1 keeps R (it has items) at 0: (1/4 + 0) / 2 for each run.
     assert scores["A"].rubric_cover.per_question == {"Q": 0.25, "R": 0.0}
-    assert scores["B"].leaderboard_row()["rubric_cover@10"] == 0.125
+    # The key carries the cover_k it is named by.
+    assert scores["B"].leaderboard_row()["rubric_cover@1"] == 0.125
 
 
 def test_n_exam_refuses_a_pool_that_misses_the_run():
@@ -362,22 +364,38 @@ def test_meta_evaluation_needs_a_passage_both_judged():
 # --- The catalogue ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["ranking", "response"])
-def test_the_rubric_leaderboard_is_what_score_rubric_run_computes(kind):
+@pytest.mark.parametrize(("kind", "cover_k", "cover", "label", "value", "n_exam"), [
+    ("ranking", 10, "rubric_cover@10", "Rubric-Cover@10", 1 / 2, 2 / 3),
+    ("ranking", 2, "rubric_cover@2", "Rubric-Cover@2", 1 / 4, 1 / 3),
+    # A response is named by its track's cover_k too, its value over all its segments.
+    ("response", 10, "rubric_cover@10", "Rubric-Cover@10", 1 / 2, 2 / 3),
+    ("response", 2, "rubric_cover@2", "Rubric-Cover@2", 1 / 2, 2 / 3),
+])
+def test_the_rubric_leaderboard_is_what_score_rubric_run_computes(
+    kind, cover_k, cover, label, value, n_exam
+):
+    k = catalogue.cover_k_of(kind, cover_k)
+    assert k == (None if kind == "response" else cover_k)
     scores = score_rubric_run(rankings=HAND_RUN, grades=HAND_GRADES, items={"Q": ITEMS},
                               qrels=rubric_qrels(HAND_GRADES),
-                              pooled={"Q": {"i1", "i2", "i3"}})
-    keys = [m.key for m in catalogue.measures_of(kind)]
+                              pooled={"Q": {"i1", "i2", "i3"}}, cover_k=k, name_k=cover_k)
+    measures = catalogue.measures_of(kind, cover_k=cover_k)
+    keys = [m.key for m in measures]
 
-    # The API's row keys, in its order, and every one per question
-    assert keys == ["rubric_cover@10", "n_exam", "ndcg@10", "map", "recip_rank", "p@10"]
+    # The API's row keys, in its order, and every one per question; Rubric-Cover named
+    # by the track's cover_k.
+    assert keys == [cover, "n_exam", "ndcg@10", "map", "recip_rank", "p@10"]
+    assert (catalogue.rubric_cover_name(cover_k), measures[0].label) == (cover, label)
+    assert catalogue.label_of(cover, cover_k=cover_k) == label
     assert list(scores.leaderboard_row()) == keys
-    assert [m.key for m in catalogue.per_question_measures(kind)] == list(
+    assert [m.key for m in catalogue.per_question_measures(kind, cover_k=cover_k)] == list(
         scores.per_question())
-    assert catalogue.RANKS_BY[kind] in keys and catalogue.STATISTICS_ON[kind] in keys
-    # p3 covers i1 and i3 in the top 10: 2 of 4 items, 2 of the 3 pooled
-    assert scores.leaderboard_row()["rubric_cover@10"] == 0.5
-    assert scores.leaderboard_row()["n_exam"] == pytest.approx(2 / 3)
+    assert catalogue.ranking_key(kind, cover_k) == catalogue.statistics_key(kind, cover_k) \
+        == cover
+    # p1 (2nd) covers i1; p3 (4th) i1 and i3: 2 of 4 items, 2 of 3 pooled in the top 10 or
+    # among all segments, 1 in the top 2.
+    assert scores.leaderboard_row()[cover] == value
+    assert scores.leaderboard_row()["n_exam"] == pytest.approx(n_exam)
 
 
 def test_the_r2c2_columns_are_unchanged():
