@@ -28,11 +28,13 @@ class Kind:
     file_format: str  # the format its files are in, where the forms name it
     questions: str  # what its topics are called on a run's page: "questions", "queries"
     records: str  # what a run of it holds: "passages", "nuggets", "segments"
+    scored_on: str  # which questions its leaderboard's means are over, as its page says
     team_of: str  # run name -> its team, or None when the name is not of this kind
     store: str  # submissions.stores.Storing -> problems: reads and stores a run's file
     grader: str  # grades (some questions of) a claimed run; "" for a kind never graded
-    scorer: str  # scores its tracks (scoring.kinds)
-    archive: str  # writes its tracks' files in the results archive (scoring.archive)
+    scorer: str  # scores one of its tracks into a snapshot (scoring.track_scoring)
+    archive: str  # the qrels file the results archive keeps of its boards, if any
+    replay: str  # recomputes one of its boards from an archive alone (scoring.replay)
 
 
 KINDS: dict[str, Kind] = {}
@@ -72,30 +74,39 @@ def behaviour(path: str) -> Callable[..., Any]:
 R2C2_NAMES = "submissions.checks.r2c2_run_team"
 RUBRIC_NAMES = "submissions.checks.rubric_run_team"
 RUBRIC_GRADER = "grading.rubric.grades.grade_rubric_part"
+RUBRIC_SCORER = "scoring.track_scoring.rubric_track_scored"
+RUBRIC_SCORED_ON = "queries with test-bank items"
 for _kind in (
     Kind("pr", rubric=False, graded=False, shared=True, answers=False, ranked=True,
          in_parts=False, second_judge=False, due="pr_due",
          noun="PR", run_names="[Team]-PG-[n] or [Team]-PO-[n]", file_format="",
-         questions="questions", records="passages", team_of=R2C2_NAMES,
+         questions="questions", records="passages",
+         scored_on="questions with a relevant passage in the derived qrels", team_of=R2C2_NAMES,
          store="submissions.stores.pr_run", grader="",
-         scorer="scoring.kinds.pr_tracks", archive="scoring.archive_tracks.pr_track"),
+         scorer="scoring.track_scoring.pr_track", archive="scoring.archive_tracks.pr_track",
+         replay="scoring.replay.boards.pr_board"),
     Kind("ac", rubric=False, graded=True, shared=False, answers=True, ranked=False,
          in_parts=True, second_judge=True, due="ac_due",
          noun="AC", run_names="[Team]-AC-[n]", file_format="", questions="questions",
-         records="nuggets", team_of=R2C2_NAMES,
+         records="nuggets", scored_on="", team_of=R2C2_NAMES,
          store="submissions.stores.ac_run", grader="grading.r2c2.parts.grade_ac_part",
-         scorer="scoring.kinds.ac_tracks", archive="scoring.archive_tracks.ac_track"),
+         scorer="scoring.track_scoring.ac_track", archive="scoring.archive_tracks.ac_track",
+         replay="scoring.replay.boards.ac_board"),
     Kind("ranking", rubric=True, graded=True, shared=False, answers=False, ranked=True,
          in_parts=False, second_judge=False, due="own",
          noun="ranking", run_names="[Team]-[label]", file_format="TREC format",
-         questions="queries", records="passages", team_of=RUBRIC_NAMES,
+         questions="queries", records="passages", scored_on=RUBRIC_SCORED_ON,
+         team_of=RUBRIC_NAMES,
          store="submissions.stores.ranking_run", grader=RUBRIC_GRADER,
-         scorer="scoring.kinds.rubric_tracks", archive="scoring.archive_tracks.rubric_track"),
+         scorer=RUBRIC_SCORER, archive="scoring.archive_tracks.rubric_track",
+         replay="scoring.replay.boards.rubric_board"),
     Kind("response", rubric=True, graded=True, shared=False, answers=False, ranked=False,
          in_parts=False, second_judge=False, due="own",
          noun="response", run_names="[Team]-[label]", file_format="JSONL",
-         questions="queries", records="segments", team_of=RUBRIC_NAMES,
+         questions="queries", records="segments", scored_on=RUBRIC_SCORED_ON,
+         team_of=RUBRIC_NAMES,
          store="submissions.stores.response_run", grader=RUBRIC_GRADER,
-         scorer="scoring.kinds.rubric_tracks", archive="scoring.archive_tracks.rubric_track"),
+         scorer=RUBRIC_SCORER, archive="scoring.archive_tracks.rubric_track",
+         replay="scoring.replay.boards.rubric_board"),
 ):
     register(_kind)

@@ -14,7 +14,7 @@ from django.db import models
 
 from campaign.bank_limits import MAX_ITEM_ID_CHARS
 from campaign.campaign_file import PHASE_KEYS, phases_out_of_order
-from campaign.kinds import Kind, kind_of, kinds
+from campaign.kinds import Kind, kind_of
 
 # Defined once, in the judge's pure package: it imports no app, so campaign may import it
 # (pyproject.toml, import-linter). Callers may import it from here too.
@@ -93,9 +93,6 @@ class TrackKind(models.TextChoices):
     RANKING = "ranking", "Ranking (TREC run)"
     RESPONSE = "response", "Generated response"
 
-
-#: The kinds of a RUBRIC campaign (each with a deadline of its own), as registered at start.
-RUBRIC_TRACK_KINDS = tuple(kinds(rubric=True))
 
 AC_ANSWER_CHECK_CHOICES = [
     (AnswerCheck.NUGGETS.value, "From the nuggets only"),

@@ -18,14 +18,13 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
-from zoneinfo import ZoneInfo
 
-import yaml
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Team, TestBankItem, TrackKind
+from campaign.kinds import behaviour, kind_of
+from campaign.models import Campaign, Team, TestBankItem
 from campaign.selectors import testbank_current
 from grading.llm.prompt_texts import prompt_text, prompt_texts
 from grading.models import (
@@ -37,7 +36,19 @@ from grading.models import (
 )
 from grading.selectors import marked_run
 from scoring import archive_format as fmt
-from scoring.exports import leaderboard_latex, leaderboards_csv, qrels_text, rubric_qrels_text
+from scoring.archive_campaign import (
+    campaign_yaml,
+    category_lines,
+    corpus_lines,
+    gold_lines,
+    has_gold,
+    jsonl_line,
+    question_lines,
+    test_bank_item_lines,
+    username,
+    when,
+)
+from scoring.exports import leaderboard_latex, leaderboards_csv
 from scoring.leaderboard import Leaderboard
 from scoring.measures.catalogue import HSD_PERMUTATIONS, HSD_SEED
 from scoring.measures.stats import BOOTSTRAP_RESAMPLES
@@ -100,132 +111,6 @@ class ArchiveSummary:
     leaderboards: list[str]
 
 
-def _jsonl(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def _when(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
-def _username(user: Any) -> str | None:
-    return user.get_username() if user is not None else None
-
-
-# --- the campaign file, questions, test bank --------------------------------------
-
-def campaign_yaml(*, campaign: Campaign, full: bool) -> str:
-    """The campaign file regenerated from the database, its data files named as members of the
-    archive; the public archive leaves out gold answers, test bank, corpus and people."""
-    zone = ZoneInfo(campaign.timezone)
-    tracks = list(campaign.tracks.order_by("slug"))
-    r2c2 = any(track.kind in (TrackKind.PR, TrackKind.AC) for track in tracks)
-    phases = {"topics_release": campaign.topics_release}
-    if r2c2:
-        phases |= {"pr_due": campaign.pr_due, "ac_due": campaign.ac_due}
-    if campaign.results_release is not None:
-        phases["results_release"] = campaign.results_release
-    doc: dict[str, Any] = {
-        "slug": campaign.slug, "title": campaign.title, "description": campaign.description,
-        "timezone": campaign.timezone,
-        "phases": {key: value.astimezone(zone).isoformat() for key, value in phases.items()},
-        "tracks": [_track_doc(track, zone) for track in tracks],
-        "questions": fmt.QUESTIONS,
-    }
-    if campaign.questions.exclude(category="").exists():
-        doc["categories"] = fmt.CATEGORIES
-    if full:
-        if _has_gold(campaign):
-            doc["gold_answers"] = fmt.GOLD_ANSWERS
-        if campaign.corpus.exists():
-            doc["corpus"] = fmt.CORPUS
-        if TestBankItem.objects.filter(campaign=campaign).current().exists():
-            doc["test_bank"] = fmt.TEST_BANK
-        doc["review_below"] = campaign.review_below
-        if campaign.judge_thresholds:
-            doc["judge_thresholds"] = campaign.judge_thresholds
-        memberships = campaign.memberships.select_related("user", "team")
-        doc["organisers"] = sorted(m.user.get_username() for m in memberships
-                                   if m.team_id is None)
-        members: dict[str, list[str]] = defaultdict(list)
-        for membership in memberships:
-            if membership.team is not None:
-                members[membership.team.name].append(membership.user.get_username())
-        doc["teams"] = [{"name": team.name, "members": sorted(members[team.name])}
-                        for team in campaign.teams.order_by("name")]
-    else:
-        doc["teams"] = [{"name": team.name, "members": []}
-                        for team in campaign.teams.order_by("name")]
-    header = (f"# Regenerated from the database by `manage.py export_campaign "
-              f"{campaign.slug}`; paths name members of this archive.\n")
-    return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=88)
-
-
-def _track_doc(track: Any, zone: ZoneInfo) -> dict[str, Any]:
-    doc: dict[str, Any] = {"slug": track.slug, "kind": track.kind,
-                           "max_runs_per_team": track.max_runs_per_team}
-    if track.kind != TrackKind.PR:
-        doc["answer_check"] = track.answer_check
-    if track.second_judge_model:
-        doc["second_judge"] = {"base_url": track.second_judge_base_url,
-                               "model": track.second_judge_model}
-    if track.kind in RUBRIC_TRACK_KINDS:
-        doc |= {"due": track.own_due.astimezone(zone).isoformat() if track.own_due else None,
-                "depth": track.depth, "min_grade": track.min_grade, "label": track.label,
-                "cover_k": track.cover_k}
-    return doc
-
-
-def _has_gold(campaign: Campaign) -> bool:
-    return campaign.questions.filter(gold_answers__isnull=False).exists()
-
-
-def _question_lines(campaign: Campaign) -> Iterator[str]:
-    for qid, text in campaign.questions.order_by("position", "qid").values_list("qid", "text"):
-        yield f"{qid};{text}\n"
-
-
-def _category_lines(campaign: Campaign) -> Iterator[str]:
-    for qid, category in (campaign.questions.exclude(category="")
-                          .order_by("position", "qid").values_list("qid", "category")):
-        yield f"{qid};{category}\n"
-
-
-def _gold_lines(campaign: Campaign) -> Iterator[str]:
-    from campaign.models import GoldAnswer
-
-    for qid, text in (GoldAnswer.objects.filter(question__campaign=campaign)
-                      .order_by("question__position", "question__qid", "position")
-                      .values_list("question__qid", "text")):
-        yield f"{qid};{text}\n"
-
-
-def _test_bank_item_lines(campaign: Campaign) -> Iterator[str]:
-    """Every item, retired ones too, with its status, text hash and history, in the
-    order grading reads the bank (the replay reads the current items from here)."""
-    items = (TestBankItem.objects.filter(campaign=campaign).select_related("question")
-             .prefetch_related("edits__user")
-             .order_by("question__position", "created_at", "id"))
-    for item in items:
-        yield _jsonl({
-            "item_id": item.item_id, "qid": item.question.qid, "target": item.target,
-            "text": item.text, "text_hash": item.text_hash, "answers": item.answers,
-            "status": item.status, "created_at": _when(item.created_at),
-            "edits": [{"action": edit.action, "by": _username(edit.user),
-                       "at": _when(edit.at), "note": edit.note,
-                       "previous_text": edit.previous_text,
-                       "previous_answers": edit.previous_answers,
-                       "previous_status": edit.previous_status, "text": edit.text,
-                       "answers": edit.answers} for edit in item.edits.all()],
-        })
-
-
-def _corpus_lines(campaign: Campaign) -> Iterator[str]:
-    for docid, text in (campaign.corpus.order_by("docid").values_list("docid", "text")
-                        .iterator(chunk_size=2000)):
-        yield json.dumps({"docid": docid, "text": text}, ensure_ascii=False) + "\n"
-
-
 # --- runs ----------------------------------------------------------------------------
 
 def _archived_runs(*, campaign: Campaign, team: Team | None, now: datetime) -> list[Run]:
@@ -248,7 +133,7 @@ def _write_runs(members: _Members, runs: list[Run], *, campaign: Campaign,
     actions: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for action in RunAction.objects.filter(run__in=runs).select_related("by"):
         actions[action.run_id].append({"action": action.action, "reason": action.reason,
-                                       "by": _username(action.by), "at": _when(action.at)})
+                                       "by": username(action.by), "at": when(action.at)})
     version: dict[tuple[int, str], int] = defaultdict(int)
     member_of: dict[int, str] = {}
     lines = []
@@ -267,14 +152,14 @@ def _write_runs(members: _Members, runs: list[Run], *, campaign: Campaign,
             "status": run.status, "withdrawn": run.withdrawn, "judged": run.pk in judged,
             "in_qrels": run.pk in in_qrels, "member": member, "sha256": run.sha256,
             "size": run.size, "original_filename": run.original_filename,
-            "description": run.description, "created_at": _when(run.created_at),
-            "replaced_at": _when(run.replaced_at), "graded_at": _when(run.graded_at),
+            "description": run.description, "created_at": when(run.created_at),
+            "replaced_at": when(run.replaced_at), "graded_at": when(run.graded_at),
             "failure_reason": run.failure_reason, "actions": actions.get(run.pk, []),
         }
         if full:
-            line["uploaded_by"] = _username(run.uploaded_by)
+            line["uploaded_by"] = username(run.uploaded_by)
             line["validation_report"] = run.validation_report
-        lines.append(_jsonl(line))
+        lines.append(jsonl_line(line))
     members.lines(fmt.RUNS, lines)
     return member_of
 
@@ -321,7 +206,7 @@ def _judgment_lines(campaign: Campaign, versions: set[str]) -> Iterator[str]:
     for edit in (JudgmentEdit.objects.filter(judgment__campaign=campaign)
                  .select_related("edited_by").order_by("judgment", "edited_at", "id")):
         edits[edit.judgment_id].append({
-            "by": _username(edit.edited_by), "at": _when(edit.edited_at), "note": edit.note,
+            "by": username(edit.edited_by), "at": when(edit.edited_at), "note": edit.note,
             "previous_label": edit.previous_label, "previous_reason": edit.previous_reason,
             "new_label": edit.new_label, "new_reason": edit.new_reason})
     for judgment in (Judgment.objects.filter(campaign=campaign).select_related("edited_by")
@@ -329,7 +214,7 @@ def _judgment_lines(campaign: Campaign, versions: set[str]) -> Iterator[str]:
         versions.add(judgment.prompt_version)
         versions.update(str(step["prompt_version"]) for step in judgment.steps
                         if isinstance(step, dict) and step.get("prompt_version"))
-        yield _jsonl({
+        yield jsonl_line({
             "id": judgment.pk, "kind": judgment.kind, "judge_model": judgment.judge_model,
             "prompt_version": judgment.prompt_version, "input_hash": judgment.input_hash,
             "input": judgment.input, "status": judgment.status,
@@ -340,9 +225,9 @@ def _judgment_lines(campaign: Campaign, versions: set[str]) -> Iterator[str]:
             "latency_seconds": judgment.latency_seconds, "attempts": judgment.attempts,
             "confidence": judgment.confidence,
             "calibrated_confidence": judgment.calibrated_confidence, "steps": judgment.steps,
-            "judged_at": _when(judgment.judged_at),
+            "judged_at": when(judgment.judged_at),
             "edited_label": judgment.edited_label, "edited_reason": judgment.edited_reason,
-            "edited_by": _username(judgment.edited_by), "edited_at": _when(judgment.edited_at),
+            "edited_by": username(judgment.edited_by), "edited_at": when(judgment.edited_at),
             "decided_by_second_judge": judgment.decided_by_second_judge,
             "edits": edits.get(judgment.pk, []), "uses": uses.get(judgment.pk, []),
         })
@@ -382,12 +267,10 @@ def _write_leaderboards(members: _Members, evaluations: list[Evaluation], *,
         boards.append(board)
         track = evaluation.track
         qrels_member = None
-        if evaluation.qrels and (full or track.kind in RUBRIC_TRACK_KINDS):
-            # PR qrels are the organisers' (docs/access.md); the Rubric-Qrels of a
-            # published board are anyone's who may see it (scoring/rubric_selectors.py).
+        qrels = behaviour(kind_of(track.kind).archive)(evaluation=evaluation, full=full)
+        if qrels is not None:
             qrels_member = fmt.qrels_member(track.slug)
-            write = qrels_text if track.kind == TrackKind.PR else rubric_qrels_text
-            members.text(qrels_member, write(evaluation.qrels))
+            members.text(qrels_member, qrels)
         per_question = {score.run_id: score for score in evaluation.scores.all()}
         doc = board.as_json()
         for row in doc["rows"]:
@@ -395,7 +278,7 @@ def _write_leaderboards(members: _Members, evaluations: list[Evaluation], *,
             own = full or (team is not None and row["team"] == team.name)
             row["per_question"] = {measure: values for measure, values in scores.items()
                                    if own or measure not in TEAM_OWN_MEASURES}
-        doc |= {"published_at": _when(evaluation.published_at), "qrels": qrels_member,
+        doc |= {"published_at": when(evaluation.published_at), "qrels": qrels_member,
                 "judgment_edits_seen": evaluation.judgment_edits_seen}
         members.json(fmt.leaderboard_member(track.slug, "json"), doc)
         members.text(fmt.leaderboard_member(track.slug, "tex"), leaderboard_latex(board))
@@ -444,25 +327,25 @@ def campaign_archive_write(*, campaign: Campaign, target: IO[bytes], team: Team 
     scope = fmt.SCOPE_FULL if full else fmt.SCOPE_PUBLIC
     members = _Members(target)
     members.text(fmt.CAMPAIGN_YAML, campaign_yaml(campaign=campaign, full=full))
-    members.lines(fmt.QUESTIONS, _question_lines(campaign))
+    members.lines(fmt.QUESTIONS, question_lines(campaign))
     if campaign.questions.exclude(category="").exists():
-        members.lines(fmt.CATEGORIES, _category_lines(campaign))
+        members.lines(fmt.CATEGORIES, category_lines(campaign))
     judgments = 0
     if full:
-        if _has_gold(campaign):
-            members.lines(fmt.GOLD_ANSWERS, _gold_lines(campaign))
+        if has_gold(campaign):
+            members.lines(fmt.GOLD_ANSWERS, gold_lines(campaign))
         if TestBankItem.objects.filter(campaign=campaign).exists():
             out = io.StringIO()
             write_test_bank(testbank_current(campaign=campaign), out)
             members.text(fmt.TEST_BANK, out.getvalue())
-            members.lines(fmt.TEST_BANK_ITEMS, _test_bank_item_lines(campaign))
+            members.lines(fmt.TEST_BANK_ITEMS, test_bank_item_lines(campaign))
         if campaign.corpus.exists():
-            members.lines(fmt.CORPUS, _corpus_lines(campaign))
+            members.lines(fmt.CORPUS, corpus_lines(campaign))
     runs = _archived_runs(campaign=campaign, team=team, now=now)
     _write_runs(members, runs, campaign=campaign, full=full)
     evaluations = published_evaluations(campaign=campaign)
     published_tracks = {evaluation.track_id for evaluation in evaluations}
-    marked = [run for run in runs if run.is_current and run.track.kind == TrackKind.AC
+    marked = [run for run in runs if run.is_current and kind_of(run.track.kind).answers
               and (full or run.track_id in published_tracks)]
     _write_marked_runs(members, marked)
     if full:

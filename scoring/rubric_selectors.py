@@ -10,7 +10,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from campaign.models import CorpusPassage, Role, TestBankItem, Track, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import CorpusPassage, Role, TestBankItem, Track
 from campaign.selectors import campaign_role
 from grading.rubric.uses import fresh_grade_links
 from grading.selectors import counted_grade, rubric_grades
@@ -159,7 +160,7 @@ def graded_paragraphs(*, data: RubricTrack, qid: str) -> list[GradedParagraph]:
         ranks[docid].append(SystemRank(run=names[run_id], rank=rank, score=score))
         if text:
             texts[docid] = text  # a response's segment carries its own text
-    if data.track.kind == TrackKind.RANKING:
+    if kind_of(data.track.kind).ranked:  # a ranking names the corpus's passages
         texts.update(CorpusPassage.objects.filter(campaign_id=data.track.campaign_id,
                                                   docid__in=docids)
                      .values_list("docid", "text"))

@@ -11,7 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Max
 from django.urls import reverse
 
-from campaign.models import Campaign, Membership, Role, Track, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Campaign, Membership, Role, Track
 from campaign.selectors import campaign_membership, campaign_role
 from grading.models import JudgmentEdit
 from grading.review.queue import doubtful_judgments, escalation_thresholds
@@ -183,7 +184,7 @@ def runs_behind(evaluation: Evaluation) -> Any:
     """The runs whose judgments a snapshot's numbers come from: an AC, ranking or
     response snapshot's own runs; for a PR snapshot every graded AC run of the
     campaign, its qrels' source."""
-    if evaluation.track.kind != TrackKind.PR:
+    if kind_of(evaluation.track.kind).graded:
         return Run.objects.filter(scores__evaluation=evaluation)
     return graded_ac_runs(campaign=evaluation.track.campaign)
 

@@ -136,7 +136,7 @@ class RunBar(_Bar):
 
 
 class StepBar(_Bar):
-    """Scoring's progress (`scoring.services.ScoringProgress`) as a bar of steps."""
+    """Scoring's progress (`scoring.track_scoring.ScoringProgress`) as a bar of steps."""
 
     def __init__(self, desc: str, stream: TextIO | None = None) -> None:
         self.bar = progress_bar(desc=desc, unit="step", stream=stream)

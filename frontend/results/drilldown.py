@@ -13,7 +13,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.html import escape
 
-from campaign.models import Campaign, Role, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Campaign, Role
 from campaign.selectors import (
     campaign_list,
     campaign_membership,
@@ -114,7 +115,7 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
                  for q in campaign.questions.order_by("position", "qid")]
     team_own = team_own_values_of(campaign=campaign, user=request.user)(score.run.team.name)
     reliability = None
-    if kind == TrackKind.AC and team_own:
+    if kind_of(kind).answers and team_own:
         reliability = cached_figure(evaluation, f"reliability-own:{score.run.name}",
                                     lambda: reliability_figure(
                                         score.run.name, score.per_question,
@@ -131,7 +132,8 @@ def results_run(request: HttpRequest, slug: str, run_name: str) -> HttpResponse:
         "table": _drilldown_table(score, questions, kind, cover_k=cover_k,
                                   team_own=team_own),
         "show_text": show_text,
-        "confidences_withheld": kind == TrackKind.AC and not team_own,
+        "confidences_withheld": kind_of(kind).answers and not team_own,
+        "scored_on": kind_of(kind).scored_on,
         "reliability": reliability,
     }
     return render(request, "frontend/results/run.html", context)

@@ -13,7 +13,7 @@ from functools import partial
 
 from django.core.cache import cache
 
-from campaign.models import TrackKind
+from campaign.kinds import kind_of
 from frontend import plots
 from frontend.results.tables import Table, data_table
 from infrastructure.throttles import CACHE_ERRORS
@@ -328,7 +328,7 @@ def plot_sections(board: Leaderboard, reference: ManualReference | None = None, 
         return loaded["scores"]
 
     sections = []
-    if board.kind == TrackKind.AC and board.rows:
+    if kind_of(board.kind).answers and board.rows:
         sections.append(PlotSection(
             ident=f"{section}-calibration", heading="Calibration: R_O against R_U",
             intro=("Higher is better on both axes; HMR, the ranking measure, is constant "

@@ -16,7 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from campaign.models import RUBRIC_TRACK_KINDS, Campaign, Role, TrackKind
+from campaign.kinds import kind_of
+from campaign.models import Campaign, Role, TrackKind
 from campaign.selectors import campaign_list, campaign_role
 from frontend.results.drilldown import team_own_values_of
 from frontend.results.figures import PlotSection, plot_sections
@@ -64,6 +65,7 @@ class BoardView:
     settings: list[tuple[str, str]]  # a ranking/response track's, as the snapshot used them
     downloads: list[tuple[str, str]]  # (label, url)
     labels: list[str]  # per kind, how the labels behind a published board were decided
+    scored_on: str = ""  # which questions the means are over, where not all (campaign.kinds)
 
 
 #: How the pages name the settings a RUBRIC snapshot records.
@@ -89,7 +91,7 @@ def _settings(board: Leaderboard) -> list[tuple[str, str]]:
 def _downloads(campaign: Campaign, board: Leaderboard, role: str | None) -> list[tuple[str, str]]:
     """A ranking/response board's Rubric-Qrels (whoever sees the board may have them)
     and, for organisers, its graded passages in the workbench's JSONL."""
-    if board.kind not in RUBRIC_TRACK_KINDS:
+    if not kind_of(board.kind).rubric:
         return []
     query = f"?track={board.track}"
     downloads = [("Rubric-Qrels (trec_eval qrels)",
@@ -104,7 +106,7 @@ def _reference(campaign: Campaign, board: Leaderboard) -> ManualReference | None
     """A ranking/response track's current manual reference. Its official leaderboard (and
     its agreement with this one) may be shown wherever this leaderboard is; its manual
     qrels and the kappa on them stay on the organisers' meta-evaluation API."""
-    if board.kind not in RUBRIC_TRACK_KINDS:
+    if not kind_of(board.kind).rubric:
         return None
     return reference_current(track=campaign.tracks.get(slug=board.track))
 
@@ -165,6 +167,7 @@ def _board_view(campaign: Campaign, board: Leaderboard, now: datetime,
         sections=plot_sections(board, _reference(campaign, board), team_own=team_own),
         settings=_settings(board), downloads=_downloads(campaign, board, role),
         labels=[_label_origin(kind, origin) for kind, origin in board.labels.items()],
+        scored_on=kind_of(board.kind).scored_on,
     )
 
 

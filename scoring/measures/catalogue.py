@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from campaign.kinds import kind_of
+
 from . import ac_parts
 from .ac_parts import FromParts
 from .common import QuestionScores
@@ -42,7 +44,8 @@ LEGACY_RUBRIC_COVER = rubric_cover_name(10)
 def cover_k_of(kind: str, cover_k: int | None) -> int | None:
     """The k Rubric-Cover's value is computed at on a track of `kind` whose cover_k is
     `cover_k`: a ranking track's; None (all its segments) for a response, and other kinds."""
-    return cover_k if kind == "ranking" else None
+    entry = kind_of(kind)
+    return cover_k if entry.rubric and entry.ranked else None
 
 
 @dataclass(frozen=True)

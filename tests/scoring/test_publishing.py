@@ -29,12 +29,8 @@ from scoring.selectors import (
     evaluation_publish_problems,
     judgment_edit_count,
 )
-from scoring.services import (
-    PublishRefused,
-    campaign_score,
-    evaluation_publish,
-    track_score_pr,
-)
+from scoring.services import PublishRefused, campaign_score, evaluation_publish
+from scoring.track_scoring import CampaignScoring, pr_track
 from submissions.models import Run
 from tests.grading.fixtures import ESA_LAUNCH, SOFT_LANDING, confirm, judgment_of
 from tests.grading.rounds import round_graded
@@ -274,9 +270,11 @@ class TestPublishLeaderboardsCommand:
         # After an edit only the PR track is rescored: its snapshot counts the edit, the
         # AC one does not.
         confirm(personas, ESA_LAUNCH)
-        pr = track_score_pr(track=personas.campaign.tracks.get(slug="pr"),
-                            qrels=campaign_qrels(campaign=personas.campaign),
-                            judgment_edits_seen=judgment_edit_count(campaign=personas.campaign))
+        scoring = CampaignScoring(
+            campaign=personas.campaign,
+            judgment_edits_seen=judgment_edit_count(campaign=personas.campaign))
+        assert scoring.qrels == campaign_qrels(campaign=personas.campaign)
+        pr = pr_track(track=personas.campaign.tracks.get(slug="pr"), scoring=scoring)
         stderr = io.StringIO()
 
         with pytest.raises(CommandError) as refused:
