@@ -23,13 +23,13 @@ class Kind:
     in_parts: bool  # a large run is graded in chunks of whole questions, by any workers
     second_judge: bool  # a second judge may label its runs, for agreement
     due: Literal["pr_due", "ac_due", "own"]  # the campaign's deadline it keeps, or its own
-    noun: str  # what its runs are called: "a PR run", "ranking runs"
+    noun: str  # what its runs are called, before "run(s)": "PR", "ranking"
     run_names: str  # the pattern of its run names, as the forms and refusals explain them
     file_format: str  # the format its files are in, where the forms name it
     questions: str  # what its topics are called on a run's page: "questions", "queries"
     records: str  # what a run of it holds: "passages", "nuggets", "segments"
     scored_on: str  # which questions its leaderboard's means are over, as its page says
-    team_of: str  # run name -> its team, or None when the name is not of this kind
+    team_of: str  # (track, run name) -> its team, or RunRefused saying what was expected
     store: str  # submissions.stores.Storing -> problems: reads and stores a run's file
     grader: str  # grades (some questions of) a claimed run; "" for a kind never graded
     scorer: str  # scores one of its tracks into a snapshot (scoring.track_scoring)

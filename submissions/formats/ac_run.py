@@ -14,6 +14,7 @@ from .answer_blocks import (
     FIELD_RUN_NAME,
     MAX_NUGGETS,
     NUGGET_LINE_FORMAT,
+    clean_records,
     read_answer_blocks,
 )
 from .common import (
@@ -101,12 +102,7 @@ def parse_ac_run(
         known_qids=known_qids,
         max_answer_chars=max_answer_chars,
     )
-    records = [
-        AnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
-        for block in blocks
-        if block.clean
-    ]
-    return ParseResult(records, problems)
+    return ParseResult(clean_records(blocks, AnswerRecord), problems)
 
 
 def write_ac_run(records: Iterable[AnswerRecord], text_file: TextSink) -> None:

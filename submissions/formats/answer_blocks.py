@@ -4,7 +4,7 @@ nugget lines, `</qID>`), read as a stream with each problem named by line and fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeAlias, TypeVar
 
@@ -68,6 +68,7 @@ FIELD_NUGGET = "Nugget"
 ANSWER_FIELDS = (FIELD_ANSWER, FIELD_CONFIDENCE)
 NUGGET_FIELDS = (FIELD_NUGGET_NUM, FIELD_RUN_NAME, FIELD_PASSAGE_RANK, FIELD_NUGGET)
 N = TypeVar("N")
+R = TypeVar("R")
 #: Reads one nugget line of a block: (lineno, qID of the block, line) -> the NuggetNum
 #: (when it is usable, for the uniqueness check) and the nugget (None if the line has any
 #: problem, which the reader has reported).
@@ -87,6 +88,13 @@ class AnswerBlock(Generic[N]):
     nugget_lines: int = 0
     nugget_num_lines: dict[int, int] = field(default_factory=dict)  # NuggetNum -> line
     clean: bool = True
+
+
+def clean_records(blocks: Iterable[AnswerBlock[N]],
+                  record: Callable[[str, str, int, tuple[N, ...]], R]) -> list[R]:
+    """The blocks read without a problem, each made a `record` of its qID, answer, confidence
+    and nuggets: what every AC-style reader returns."""
+    return [record(b.qid, b.answer, b.confidence, tuple(b.nuggets)) for b in blocks if b.clean]
 
 
 def read_answer_blocks(

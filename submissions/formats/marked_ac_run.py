@@ -15,7 +15,13 @@ from .ac_run import (
     read_nugget_line,
     write_answer_block,
 )
-from .answer_blocks import FIELD_NUGGET, FIELD_NUGGET_NUM, FIELD_RUN_NAME, read_answer_blocks
+from .answer_blocks import (
+    FIELD_NUGGET,
+    FIELD_NUGGET_NUM,
+    FIELD_RUN_NAME,
+    clean_records,
+    read_answer_blocks,
+)
 from .common import FIELD_PASSAGE_RANK, BinaryReader, ParseResult, Problem, TextSink, excerpt
 from .limits import MAX_ANSWER_CHARS
 from .pr_run import DEFAULT_MAX_RANK
@@ -113,12 +119,7 @@ def parse_marked_ac_run(
         max_answer_chars=max_answer_chars,
         nugget_fields=MARKED_NUGGET_FIELDS,
     )
-    records = [
-        MarkedAnswerRecord(block.qid, block.answer, block.confidence, tuple(block.nuggets))
-        for block in blocks
-        if block.clean
-    ]
-    return ParseResult(records, problems)
+    return ParseResult(clean_records(blocks, MarkedAnswerRecord), problems)
 
 
 def write_marked_ac_run(records: Iterable[MarkedAnswerRecord], text_file: TextSink) -> None:
