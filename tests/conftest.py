@@ -26,6 +26,9 @@ from tests.support import Personas, Upload, start_worker
 
 # Fixtures shared by the grading and scoring tests.
 pytest_plugins = ["tests.grading.fixtures"]
+# Before any test module imports it (grading's tests do too): the scoring helpers' plain
+# asserts explain their failures.
+pytest.register_assert_rewrite("tests.scoring.support")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -14,9 +14,6 @@ from scoring.services import campaign_score
 from submissions.models import Run, RunStatus
 from tests.grading.rounds import round_graded
 
-# Before the test modules import it: the helpers' plain asserts explain their failures too.
-pytest.register_assert_rewrite("tests.scoring.support")
-
 
 @pytest.fixture
 def graded_toy_run(toy_ac_run: Run, judge: OpenAIJudge) -> Run:
