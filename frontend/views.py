@@ -32,6 +32,7 @@ from submissions.models import RunStatus
 from submissions.quota import quota_grants, quota_standings, run_actions, team_run_actions
 from submissions.selectors import run_for_user, runs_visible, shared_pr_runs
 from submissions.services import INVALID_RUN, run_submit
+from submissions.throttles import upload_page_refusal
 
 SUBMISSIONS_CLOSED = "Submissions are closed: every track's deadline has passed."
 SUBMISSIONS_NOT_OPEN = "Submissions open at {at} ({zone}), with the questions."
@@ -120,9 +121,11 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
                    "closed": _submissions_closed(campaign=campaign, windows=windows, now=now)}
         return render(request, "frontend/run_upload_closed.html", context,
                       status=403 if request.method == "POST" else 200)
-    refusal: str | None = None
+    # Counted with the API's uploads of the team, valid or not, as the API counts them.
+    throttled = upload_page_refusal(request, campaign) if request.method == "POST" else None
+    refusal = throttled
     invalid = None
-    if request.method == "POST" and form.is_valid():
+    if throttled is None and request.method == "POST" and form.is_valid():
         assert isinstance(request.user, User)  # login_required
         upload = form.cleaned_data["file"]
         try:
@@ -147,7 +150,7 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
             if invalid else None
         ),
     }
-    status = 400 if (refusal or invalid or form.errors) else 200
+    status = 429 if throttled else 400 if (refusal or invalid or form.errors) else 200
     return render(request, "frontend/run_upload.html", context, status=status)
 
 

@@ -1,7 +1,10 @@
-"""Run uploads per team: the throttle on the upload endpoints (its rate is the
-`uploads_team` scope of DEFAULT_THROTTLE_RATES)."""
+"""Run uploads per team: the throttle on the upload endpoints and the Submit page, one count
+for both (its rate is the `uploads_team` scope of DEFAULT_THROTTLE_RATES)."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.permissions import SAFE_METHODS
@@ -32,3 +35,17 @@ class UploadsPerTeamThrottle(LiveRateThrottle):
         else:
             ident = f"user-{user.pk}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+#: What the Submit page says when the team has used its uploads for now.
+TOO_MANY_UPLOADS = ("your team has uploaded as many runs as it may for now (API and pages "
+                    "together); try again in {wait} s")
+
+
+def upload_page_refusal(request: Any, campaign: Campaign) -> str | None:
+    """Why the Submit page refuses an upload now (`TOO_MANY_UPLOADS`), counted with the API's
+    uploads of the same team; None when it may go ahead (and then it counts)."""
+    throttle = UploadsPerTeamThrottle()
+    if throttle.allow_request(request, SimpleNamespace(kwargs={"slug": campaign.slug})):
+        return None
+    return TOO_MANY_UPLOADS.format(wait=max(1, round(throttle.wait() or 1)))

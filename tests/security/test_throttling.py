@@ -21,8 +21,9 @@ from rest_framework.test import APIClient
 from campaign.models import Team
 from frontend.sign_in import TOO_MANY_FAILED_SIGN_INS as TOO_MANY_FAILED_SIGN_INS_PAGE
 from infrastructure.throttles import TOO_MANY_FAILED_SIGN_INS
+from submissions.models import Run
 from tests.factories import make_member
-from tests.support import REPO, Personas, Upload, make_zip
+from tests.support import REPO, Personas, Upload, make_zip, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -242,6 +243,25 @@ class TestUploads:
         assert upload("organiser", "WASEDA-PG-1", RUN).status_code == 201
         assert upload("organiser", "KYOTO-PG-1", RUN).status_code == 429
         assert upload("participant_a", "WASEDA-PG-2", RUN).status_code == 201
+
+
+    def test_the_submit_page_shares_the_teams_count_with_the_api(
+        self, personas: Personas, upload: Upload, rates: Any
+    ) -> None:
+        rates(uploads_team="2/hour")
+        page = signed_in(personas, "participant_a")
+
+        def through_page(name: str) -> Any:
+            return page.post("/campaigns/toy/runs/upload/", {
+                "track": "pr", "name": name, "file": SimpleUploadedFile(name, RUN)})
+
+        assert through_page("WASEDA-PG-1").status_code == 302  # stored: to the run's page
+        assert upload("participant_a", "WASEDA-PG-2", RUN).status_code == 201
+        refused = through_page("WASEDA-PG-3")
+        assert refused.status_code == 429
+        assert "your team has uploaded as many runs as it may for now" in refused.content.decode()
+        assert upload("participant_a", "WASEDA-PG-3", RUN).status_code == 429
+        assert not Run.objects.filter(name="WASEDA-PG-3").exists()
 
 
 class TestSettings:
