@@ -53,16 +53,6 @@ class Storing:
     shared: Mapping[str, Mapping[str, frozenset[int]]]  # the PR runs it may cite
 
 
-def pr_run(storing: Storing) -> list[Problem]:
-    """A PR run's ranked passages, with their text."""
-    return _store_pr_records(storing.run, storing.file, storing.known_qids)
-
-
-def ac_run(storing: Storing) -> list[Problem]:
-    """An AC run's answers and the nuggets citing the shared PR runs."""
-    return _store_ac_records(storing.run, storing.file, storing.known_qids, storing.shared)
-
-
 def ranking_run(storing: Storing) -> list[Problem]:
     """A ranking run (TREC format), its docids checked against the corpus."""
     return store_ranking_passages(storing.run, storing.file,
@@ -75,12 +65,14 @@ def response_run(storing: Storing) -> list[Problem]:
     return store_response_passages(storing.run, storing.file, known_qids=storing.known_qids)
 
 
-def _store_pr_records(run: Run, reader: BinaryReader, known_qids: set[str]) -> list[Problem]:
+def pr_run(storing: Storing) -> list[Problem]:
+    """A PR run's ranked passages, with their text."""
+    run = storing.run
     problems: list[Problem] = []
     batch: list[PassageRecord] = []
     qids: set[str] = set()
     count = 0
-    for record in iter_pr_run(reader, problems, known_qids=known_qids,
+    for record in iter_pr_run(storing.file, problems, known_qids=storing.known_qids,
                               max_passage_chars=settings.MAX_PASSAGE_CHARS):
         if problems:
             continue  # the run will be rejected: stop building rows, keep finding problems
@@ -97,11 +89,11 @@ def _store_pr_records(run: Run, reader: BinaryReader, known_qids: set[str]) -> l
     return problems
 
 
-def _store_ac_records(
-    run: Run, reader: BinaryReader, known_qids: set[str],
-    shared: Mapping[str, Mapping[str, frozenset[int]]],
-) -> list[Problem]:
-    result = parse_ac_run(reader, known_qids=known_qids, shared_pr_runs=shared,
+def ac_run(storing: Storing) -> list[Problem]:
+    """An AC run's answers and the nuggets citing the shared PR runs."""
+    run = storing.run
+    result = parse_ac_run(storing.file, known_qids=storing.known_qids,
+                          shared_pr_runs=storing.shared,
                           max_answer_chars=settings.MAX_ANSWER_CHARS)
     if result.problems:
         return result.problems

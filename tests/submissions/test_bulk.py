@@ -200,14 +200,14 @@ def test_a_failure_while_storing_one_member_is_reported_for_it_and_the_others_st
     personas: Personas, tracks: dict[str, Track], media_in_tmp: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real_store = stores._store_pr_records
+    real_store = stores.pr_run
 
-    def failing_store(run: Run, *args: Any) -> Any:
-        if run.name == "KYOTO-PG-1":  # e.g. the database refuses a value mid-way
+    def failing_store(storing: stores.Storing) -> Any:
+        if storing.run.name == "KYOTO-PG-1":  # e.g. the database refuses a value mid-way
             raise DataError("value too long for type character varying(200)")
-        return real_store(run, *args)
+        return real_store(storing)
 
-    monkeypatch.setattr(stores, "_store_pr_records", failing_store)
+    monkeypatch.setattr(stores, "pr_run", failing_store)
     content = make_zip({"KYOTO-PG-1": example("KYOTO-PG-1"), "WASEDA-PO-1": example("WASEDA-PO-1")})
 
     response = post_zip(personas, "organiser", content)
