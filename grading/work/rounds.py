@@ -78,11 +78,10 @@ def _round_renewed(*, run_id: int, now: datetime) -> GradingJob:
 def _planned_parts(*, job: GradingJob, run: Run, now: datetime) -> list[GradingPart]:
     """An AC run above GRADING_CHUNK_NUGGETS nugget records in chunks of whole questions; any
     other run in one part (docs/operations.md, "Large runs in chunks")."""
-    plan = (chunk_plan(run=run, size=settings.GRADING_CHUNK_NUGGETS)
-            if kind_of(run.track.kind).in_parts else [[]])
+    counts = _nugget_counts(run) if kind_of(run.track.kind).in_parts else {}
+    plan = _chunks(run, counts, size=settings.GRADING_CHUNK_NUGGETS) if counts else [[]]
     if len(plan) == 1:
         return [GradingPart(job=job, number=1, heartbeat=now)]
-    counts = _nugget_counts(run)
     return [GradingPart(job=job, number=number, qids=qids, heartbeat=now,
                         nuggets=sum(counts.get(qid, 0) for qid in qids))
             for number, qids in enumerate(plan, start=1)]
@@ -96,7 +95,10 @@ def _nugget_counts(run: Run) -> dict[str, int]:
 def chunk_plan(*, run: Run, size: int) -> list[list[str]]:
     """The run's questions in chunks of at most `size` nugget records (a question with
     more is a chunk of its own), in qID order; one chunk if the run fits in one."""
-    nuggets = _nugget_counts(run)
+    return _chunks(run, _nugget_counts(run), size=size)
+
+
+def _chunks(run: Run, nuggets: dict[str, int], *, size: int) -> list[list[str]]:
     answered = AnswerRecord.objects.filter(run=run).values_list("qid", flat=True)
     plan: list[list[str]] = [[]]
     filled = 0
