@@ -38,6 +38,7 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {}
+_FIELDS = frozenset(f.name for f in fields(Kind))
 
 
 def register(kind: Kind) -> None:
@@ -57,8 +58,7 @@ def with_article(noun: str) -> str:
 
 def kinds(**facts: bool) -> list[str]:
     """The kinds, in registration order, whose facts are as given: kinds(graded=True)."""
-    known = {f.name for f in fields(Kind)}
-    if unknown := set(facts) - known:
+    if unknown := set(facts) - _FIELDS:
         raise TypeError(f"no such fact of a kind: {', '.join(sorted(unknown))}")
     return [k.value for k in KINDS.values()
             if all(getattr(k, name) == value for name, value in facts.items())]
